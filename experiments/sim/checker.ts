@@ -1,0 +1,99 @@
+/**
+ * Whole-system invariants, checked while a simulation runs (not only at the end):
+ * one owner per virtual node, acyclic trees, exactly-once delivery per virtual node and
+ * stream (per ownership lineage: a crash starts a new lineage for the lost virtual nodes,
+ * whose application state went with the crashed peer).
+ */
+import type { IntervalSet } from '../../virtual-nodes/interval-set.ts'
+
+/** Delivery bookkeeping of one stream. */
+export interface DeliveryRecord {
+  /** Per virtual node: the lineage epoch of its last delivery, -1 if never. */
+  readonly at: Int32Array
+  delivered: number
+  duplicates: number
+  lastDeliveryMs: number
+}
+
+/** The invariant checker of one run. */
+export class Checker {
+  readonly violations: string[] = []
+  private readonly owner: Int32Array
+  private readonly epoch: Int32Array
+  private readonly parents = new Map<string, Map<number, number>>()
+  readonly deliveries = new Map<string, DeliveryRecord>()
+  private readonly maxViolations = 100
+
+  constructor (readonly vnodeCount: number, private readonly isAlive: (peer: number) => boolean, private readonly now: () => number) {
+    this.owner = new Int32Array(vnodeCount).fill(-1)
+    this.epoch = new Int32Array(vnodeCount)
+  }
+
+  /** Peer `peer` reported its owned set changed. */
+  ownership (peer: number, added: IntervalSet, removed: IntervalSet, takeover: boolean): void {
+    for (const v of removed.values()) if (this.owner[v] === peer) this.owner[v] = -1
+    for (const v of added.values()) {
+      const cur = this.owner[v] as number
+      if (cur !== -1 && cur !== peer && this.isAlive(cur)) this.violate(`two owners of virtual node ${v}: p${cur} and p${peer}`)
+      this.owner[v] = peer
+      if (takeover) this.epoch[v] = (this.epoch[v] as number) + 1
+    }
+  }
+
+  /** Every virtual node owned by a live peer (checked at quiescence). */
+  unowned (): number {
+    let n = 0
+    for (let v = 0; v < this.vnodeCount; v++) {
+      const o = this.owner[v] as number
+      if (o === -1 || !this.isAlive(o)) n++
+    }
+    return n
+  }
+
+  /** A peer crashed: its lineages end; its tree entries go. */
+  crashed (peer: number): void {
+    for (const m of this.parents.values()) m.delete(peer)
+    this.parents.delete(`lat:${peer}`)
+    this.parents.delete(`bw:${peer}`)
+  }
+
+  /** Peer `peer` changed its parent in the tree (`kind`, `root`). */
+  parent (kind: string, root: number, peer: number, parent: number | null): void {
+    const key = `${kind}:${root}`
+    let m = this.parents.get(key)
+    if (m === undefined) { m = new Map(); this.parents.set(key, m) }
+    if (parent === null) { m.delete(peer); return }
+    m.set(peer, parent)
+    let cur: number | undefined = parent
+    for (let steps = 0; cur !== undefined && steps <= m.size + 1; steps++) {
+      if (cur === peer) { this.violate(`cycle in ${key} through p${peer}`); return }
+      cur = m.get(cur)
+    }
+  }
+
+  /** Stream `id` was delivered at `peer` for `vnodes`. */
+  delivered (id: string, peer: number, vnodes: IntervalSet): void {
+    let rec = this.deliveries.get(id)
+    if (rec === undefined) {
+      rec = { at: new Int32Array(this.vnodeCount).fill(-1), delivered: 0, duplicates: 0, lastDeliveryMs: 0 }
+      this.deliveries.set(id, rec)
+    }
+    for (const v of vnodes.values()) {
+      if (v >= this.vnodeCount) { this.violate(`delivery of ${id} for virtual node ${v} out of range at p${peer}`); continue }
+      const e = this.epoch[v] as number
+      const last = rec.at[v] as number
+      if (last === e) {
+        rec.duplicates++
+        this.violate(`duplicate delivery of ${id} for virtual node ${v} at p${peer}`)
+        continue
+      }
+      if (this.owner[v] !== peer) this.violate(`delivery of ${id} for virtual node ${v} at p${peer}, which does not own it`)
+      if (last === -1) { rec.delivered++; rec.lastDeliveryMs = this.now() }
+      rec.at[v] = e
+    }
+  }
+
+  violate (what: string): void {
+    if (this.violations.length < this.maxViolations) this.violations.push(`t=${this.now().toFixed(3)}ms ${what}`)
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * `npm run --silent sim -- <scenario.json> [--seed N] [--json]`: runs a scenario in the
+ * simulator and prints a human summary, or with --json only the JSON report. Exits 1 when
+ * an invariant was violated (the summary then says how to replay the run).
+ */
+import { readFileSync } from 'node:fs'
+import { basename } from 'node:path'
+import { Command, InvalidArgumentError } from 'commander'
+import { parseScenario } from './scenario.ts'
+import { Simulation } from './simulation.ts'
+import { summarize } from './report.ts'
+
+const program = new Command()
+  .name('sim')
+  .description('Run a treecast scenario in the deterministic simulator')
+  .argument('<scenario>', 'scenario JSON file (format: experiments/README.md)')
+  .option('--seed <n>', 'override the scenario seed', (v) => {
+    const n = Number(v)
+    if (!Number.isInteger(n)) throw new InvalidArgumentError('seed must be an integer')
+    return n
+  })
+  .option('--json', 'print only the JSON report')
+  .action((file: string, opts: { seed?: number, json?: boolean }) => {
+    let scenario
+    try {
+      scenario = parseScenario(JSON.parse(readFileSync(file, 'utf8')))
+    } catch (err) {
+      console.error(`sim: ${file}: ${(err as Error).message}`)
+      process.exit(2)
+    }
+    const seed = opts.seed ?? scenario.seed
+    const started = performance.now()
+    const report = new Simulation(scenario, seed).run()
+    report.replay = `npm run --silent sim -- ${file} --seed ${seed}`
+    const wallMs = performance.now() - started
+    if (opts.json === true) process.stdout.write(JSON.stringify(report, null, 2) + '\n')
+    else console.log(summarize(report, wallMs))
+    if (report.violations.length > 0) {
+      if (opts.json === true) console.error(`sim: ${report.violations.length} invariant violations in ${basename(file)}; reproduce with: ${report.replay}`)
+      process.exitCode = 1
+    }
+  })
+
+program.parse()

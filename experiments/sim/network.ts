@@ -1,0 +1,180 @@
+/**
+ * The simulated network. A message (already a chunk: it is never segmented further)
+ * from peer `a` to peer `b` passes store-and-forward through FIFO servers in sequence:
+ *
+ * 1. `a`'s uplink at `peerLinkBytesPerSec`: it departs at `max(now, uplinkFree[a]) + size/rate`.
+ *    Computed at send time, which is exact because `a`'s sends come in time order.
+ * 2. Only between clusters: the one WAN link of the cluster pair, in direction a→b, at the
+ *    pair's rate. Reserved when the message reaches it (an event at the uplink departure),
+ *    so the flows of all senders share the link in arrival order.
+ * 3. Propagation: half the pair's RTT, folded into the arrival time of the next stage.
+ * 4. `b`'s downlink at `peerLinkBytesPerSec`, reserved when the message arrives (an event).
+ * 5. `b`'s CPU: `max(downlinkDone, cpuFree[b]) + perMessageCostMs + size * perByteCostMs`,
+ *    computed in the same event as the downlink (exact: downlink completions come in
+ *    reservation order, so the CPU sees messages in that order); `onArrive` is then
+ *    scheduled for that time.
+ *
+ * So a message costs at most three scheduled events: WAN entry (cross-cluster only),
+ * arrival at `b`, and delivery. Zero-size messages still pay propagation and the
+ * per-message cost; a loopback message (`a === b`) is delivered `perMessageCostMs` after
+ * the send and touches no link, CPU queue or statistic.
+ *
+ * Why messages between one pair of peers are never reordered. Take m1 sent from `a` to
+ * `b` before m2 (both not loopback). (1) `uplinkFree[a]` never decreases and is set to m1's
+ * departure, so m2 departs no earlier than m1. (2) Cross-cluster, both WAN-entry events are
+ * scheduled at those departures; the driver's queue pops ties in scheduling order, and m1's
+ * was scheduled first, so m1 reserves the WAN link first and, as `wanFree` never
+ * decreases, finishes it no later than m2. (3) Both then add the same propagation delay;
+ * floating-point addition is monotonic, so m1 arrives no later, and its arrival event was
+ * scheduled before m2's (during an earlier event, or earlier in the same send order for
+ * intra-cluster messages), so ties again favour m1. (4)-(5) The downlink and CPU are each
+ * reserved in that order with never-decreasing free times, so m1's delivery time is no
+ * later than m2's and m1's `onArrive` is scheduled first. Every stage is FIFO and ties
+ * are broken by scheduling order, hence delivery order equals send order. This relies on
+ * `schedule` being FIFO among equal times (as `EventQueue` is) and on events being
+ * run in time order. Loopback messages are FIFO as long as their send times do not
+ * decrease.
+ */
+import type { Topology } from './topology.ts'
+
+export {
+  DEFAULT_INTER_RTT_MS,
+  DEFAULT_INTRA_RTT_MS,
+  DEFAULT_PEER_LINK_BYTES_PER_SEC,
+  DEFAULT_PER_BYTE_COST_MS,
+  DEFAULT_PER_MESSAGE_COST_MS,
+  DEFAULT_WAN_LINK_BYTES_PER_SEC,
+  resolveTopology
+} from './topology.ts'
+export type { ClusterInit, ResolvedCluster, Topology, TopologyInit } from './topology.ts'
+export { InvalidTopologyError } from './errors.ts'
+
+const MS_PER_SEC = 1000
+
+/** Traffic counted by a {@link Network} (loopback messages excluded), at send time. */
+export interface NetworkStats {
+  /** Messages sent. */
+  readonly messages: number
+  /** Bytes sent. */
+  readonly bytes: number
+  /** Bytes sent between different clusters (over WAN links). */
+  readonly wanBytes: number
+  /**
+   * Bytes sent between clusters `a` and `b` in either direction; `bytesBetween(c, c)` is
+   * the traffic inside cluster `c`.
+   */
+  bytesBetween(a: number, b: number): number
+  /** Bytes sent from cluster `from` to cluster `to` (directed). */
+  bytesFromTo(from: number, to: number): number
+}
+
+/** Queues `fn` to run at virtual time `timeMs`; must run equal times in call order. */
+export type ScheduleFn = (timeMs: number, fn: () => void) => void
+
+/** Link, WAN and CPU queues of a {@link Topology}, driven by the simulator's event queue. */
+export class Network {
+  private readonly k: number
+  private readonly clusterIndex: Uint32Array
+  private readonly uplinkFreeAtMs: Float64Array
+  private readonly downlinkFreeAtMs: Float64Array
+  private readonly cpuFreeAtMs: Float64Array
+  /** WAN link busy-until per ordered cluster pair `from * k + to`. */
+  private readonly wanFreeAtMs: Float64Array
+  private readonly wanBytesPerSec: Float64Array
+  private readonly oneWayMs: Float64Array
+  private readonly pairBytes: Float64Array
+  private messages = 0
+  private bytes = 0
+  private wanBytes = 0
+
+  /**
+   * @param topology - a resolved topology (see `resolveTopology`)
+   * @param schedule - queues a callback at a virtual time; equal times must run in call order
+   */
+  constructor(readonly topology: Topology, private readonly schedule: ScheduleFn) {
+    const n = topology.peerCount
+    const k = topology.clusters.length
+    this.k = k
+    this.clusterIndex = new Uint32Array(n)
+    for (let p = 0; p < n; p++) this.clusterIndex[p] = topology.clusterOf(p)
+    this.uplinkFreeAtMs = new Float64Array(n)
+    this.downlinkFreeAtMs = new Float64Array(n)
+    this.cpuFreeAtMs = new Float64Array(n)
+    this.wanFreeAtMs = new Float64Array(k * k)
+    this.wanBytesPerSec = new Float64Array(k * k)
+    this.oneWayMs = new Float64Array(k * k)
+    this.pairBytes = new Float64Array(k * k)
+    for (let i = 0; i < k; i++) {
+      for (let j = 0; j < k; j++) {
+        this.wanBytesPerSec[i * k + j] = topology.wanLinkBytesPerSec[i]?.[j] as number
+        this.oneWayMs[i * k + j] = (topology.interRttMs[i]?.[j] as number) / 2
+      }
+    }
+  }
+
+  /**
+   * Sends `sizeBytes` from peer `from` to peer `to` at virtual time `nowMs`; `onArrive` is
+   * scheduled for when `to` has received and processed it. Throws a `RangeError` on a peer
+   * outside the topology, a non-finite `nowMs` or a size that is not a finite number >= 0.
+   */
+  send(nowMs: number, from: number, to: number, sizeBytes: number, onArrive: () => void): void {
+    const n = this.topology.peerCount
+    if (!Number.isInteger(from) || from < 0 || from >= n) throw new RangeError(`send: from must be a peer in 0..${n - 1}, got ${from}`)
+    if (!Number.isInteger(to) || to < 0 || to >= n) throw new RangeError(`send: to must be a peer in 0..${n - 1}, got ${to}`)
+    if (!Number.isFinite(nowMs)) throw new RangeError(`send: nowMs must be finite, got ${nowMs}`)
+    if (!Number.isFinite(sizeBytes) || sizeBytes < 0) throw new RangeError(`send: sizeBytes must be a finite number >= 0, got ${sizeBytes}`)
+    if (from === to) {
+      this.schedule(nowMs + this.topology.perMessageCostMs, onArrive)
+      return
+    }
+    const ca = this.clusterIndex[from] as number
+    const cb = this.clusterIndex[to] as number
+    const pair = ca * this.k + cb
+    this.messages++
+    this.bytes += sizeBytes
+    this.pairBytes[pair] = (this.pairBytes[pair] as number) + sizeBytes
+    const departMs = Math.max(nowMs, this.uplinkFreeAtMs[from] as number) + sizeBytes * MS_PER_SEC / this.topology.peerLinkBytesPerSec
+    this.uplinkFreeAtMs[from] = departMs
+    const oneWayMs = this.oneWayMs[pair] as number
+    if (ca === cb) {
+      const arriveMs = departMs + oneWayMs
+      this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive))
+      return
+    }
+    this.wanBytes += sizeBytes
+    this.schedule(departMs, () => {
+      const wanDoneMs = Math.max(departMs, this.wanFreeAtMs[pair] as number) + sizeBytes * MS_PER_SEC / (this.wanBytesPerSec[pair] as number)
+      this.wanFreeAtMs[pair] = wanDoneMs
+      const arriveMs = wanDoneMs + oneWayMs
+      this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive))
+    })
+  }
+
+  /** A snapshot of the traffic counted so far. */
+  stats(): NetworkStats {
+    const k = this.k
+    const pairBytes = this.pairBytes.slice()
+    const cluster = (c: number): number => {
+      if (!Number.isInteger(c) || c < 0 || c >= k) throw new RangeError(`cluster must be an integer in 0..${k - 1}, got ${c}`)
+      return c
+    }
+    const fromTo = (a: number, b: number): number => pairBytes[cluster(a) * k + cluster(b)] as number
+    return {
+      messages: this.messages,
+      bytes: this.bytes,
+      wanBytes: this.wanBytes,
+      bytesBetween: (a, b) => a === b ? fromTo(a, a) : fromTo(a, b) + fromTo(b, a),
+      bytesFromTo: fromTo
+    }
+  }
+
+  /** The message reaches `to` at `arriveMs`: its downlink, then its CPU. */
+  private receive(arriveMs: number, to: number, sizeBytes: number, onArrive: () => void): void {
+    const t = this.topology
+    const downDoneMs = Math.max(arriveMs, this.downlinkFreeAtMs[to] as number) + sizeBytes * MS_PER_SEC / t.peerLinkBytesPerSec
+    this.downlinkFreeAtMs[to] = downDoneMs
+    const doneMs = Math.max(downDoneMs, this.cpuFreeAtMs[to] as number) + t.perMessageCostMs + sizeBytes * t.perByteCostMs
+    this.cpuFreeAtMs[to] = doneMs
+    this.schedule(doneMs, onArrive)
+  }
+}

@@ -1,0 +1,500 @@
+/**
+ * The deterministic discrete-event simulator: the same protocol core as the real node,
+ * driven in virtual time over the modelled network. A run is a pure function of its
+ * scenario and seed; the invariant checker watches every event.
+ */
+import { IntervalSet } from '../../virtual-nodes/interval-set.ts'
+import { TreecastCore } from '../../overlay/core.ts'
+import type { Message } from '../../overlay/messages.ts'
+import type { Output } from '../../overlay/outputs.ts'
+import { decodeMessage, encodeMessage, wireSize } from '../../overlay/codec.ts'
+import { EventQueue } from './event-queue.ts'
+import { Network, resolveTopology, type Topology } from './network.ts'
+import { Rng } from './rng.ts'
+import { Checker } from './checker.ts'
+import { contribute, contributionOf } from './ground-truth.ts'
+import type { Action, PeerSelector, Scenario } from './scenario.ts'
+import type { BroadcastReport, ReductionReport, RepairReport, SimReport } from './report.ts'
+import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
+
+type Ev =
+  | { k: 'net', fn: () => void }
+  | { k: 'timer', peer: number, at: number }
+  | { k: 'action', action: Action }
+  | { k: 'down', peer: number, gone: number }
+
+interface SimPeer {
+  readonly index: number
+  readonly name: string
+  core: TreecastCore | null
+  status: 'off' | 'running' | 'leaving' | 'left' | 'crashed'
+  timerAt: number
+  connectedTrees: number
+  knownAlive: number
+  probing: boolean
+  contacts: Set<number>
+  lastOwned: IntervalSet
+  incarnation: number
+}
+
+interface BcastTrack { id: string, root: string, bytes: number, tree: string, startMs: number, doneAtRootMs: number | null, fallback: number, messages: number, bytesSent: number, backToBack: Extract<Action, { do: 'broadcast' }> | null }
+interface RedTrack { id: string, root: string, op: string, length: number, startMs: number, endMs: number | null, correct: boolean, complete: boolean }
+
+/** Peer names sort in index order: p0000, p0001, ... */
+export function peerName (i: number): string {
+  return `p${String(i).padStart(4, '0')}`
+}
+
+/** One simulated run. */
+export class Simulation {
+  readonly topology: Topology
+  private readonly queue = new EventQueue<Ev>()
+  private readonly net: Network
+  private readonly rng: Rng
+  private readonly peers: SimPeer[] = []
+  private readonly byName = new Map<string, number>()
+  private readonly checker: Checker
+  private now = 0
+  private readonly vnodes: number
+  private readonly bcasts = new Map<string, BcastTrack>()
+  private readonly reds = new Map<string, RedTrack>()
+  private readonly streamIds = new Map<string, string>()
+  private sumConnected = 0
+  private sumKnownAlive = 0
+  private probingCount = 0
+  private running = 0
+  private firstStableMs: number | null = null
+  private readonly repairs: RepairReport[] = []
+  private openRepair: RepairReport | null = null
+  private readonly rejected: Record<string, number> = {}
+  private readonly protectedRoots = new Set<number>()
+  private readonly initial: number
+
+  constructor (readonly scenario: Scenario, readonly seed: number = scenario.seed) {
+    this.topology = resolveTopology(scenario.topology)
+    this.rng = new Rng(seed)
+    this.net = new Network(this.topology, (t, fn) => this.queue.push(t, { k: 'net', fn }))
+    for (let i = 0; i < this.topology.peerCount; i++) {
+      const name = peerName(i)
+      this.peers.push({ index: i, name, core: null, status: 'off', timerAt: Infinity, connectedTrees: 0, knownAlive: 0, probing: false, contacts: new Set(), lastOwned: IntervalSet.EMPTY, incarnation: 0 })
+      this.byName.set(name, i)
+    }
+    this.initial = scenario.initialPeers ?? this.topology.peerCount
+    this.vnodes = scenario.vnodes ?? this.initial
+    this.checker = new Checker(this.vnodes, (p) => this.peers[p]?.status === 'running' || this.peers[p]?.status === 'leaving', () => this.now)
+    for (const a of scenario.schedule) {
+      if ((a.do === 'broadcast' || a.do === 'reduce') && a.root !== undefined && a.root !== 'random') {
+        const i = this.byName.get(a.root)
+        if (i === undefined) throw new Error(`schedule names unknown peer '${a.root}'`)
+        this.protectedRoots.add(i)
+      }
+    }
+  }
+
+  /** Runs the whole scenario and returns its report. */
+  run (): SimReport {
+    const founders = this.peers.slice(0, this.initial).map((p) => p.name)
+    for (let i = 0; i < this.initial; i++) this.startPeer(i, (core) => core.bootstrap(0, this.vnodes, founders))
+    for (const a of this.scenario.schedule) this.queue.push(a.at, { k: 'action', action: a })
+    const until = this.scenario.until
+    const hardStop = until + (this.scenario.drainMs ?? 30_000)
+    for (;;) {
+      const t = this.queue.peekTime()
+      if (t === undefined) break
+      if (t > until && (t > hardStop || this.quiet())) break
+      const ev = this.queue.pop()
+      if (ev === undefined) break
+      this.now = ev.timeMs
+      this.dispatch(ev.item)
+    }
+    this.now = Math.max(this.now, until)
+    return this.report()
+  }
+
+  private quiet (): boolean {
+    for (const b of this.bcasts.values()) if (this.checker.deliveries.get(b.id)?.delivered !== this.vnodes) return false
+    for (const r of this.reds.values()) if (r.endMs === null) return false
+    return true
+  }
+
+  private dispatch (ev: Ev): void {
+    switch (ev.k) {
+      case 'net': ev.fn(); return
+      case 'timer': {
+        const p = this.peers[ev.peer]
+        if (p === undefined || p.core === null || p.timerAt !== ev.at) return
+        p.timerAt = Infinity
+        p.core.handleTimeout(this.now)
+        this.after(p)
+        return
+      }
+      case 'down': {
+        const p = this.peers[ev.peer]
+        if (p?.core == null) return
+        p.core.peerDown(this.now, peerName(ev.gone))
+        this.after(p)
+        return
+      }
+      case 'action': this.act(ev.action)
+    }
+  }
+
+  private startPeer (i: number, init: (core: TreecastCore) => void): void {
+    const p = this.peers[i] as SimPeer
+    p.core = new TreecastCore({
+      self: p.name,
+      random: (() => { const r = this.rng.fork(`${p.name}#${p.incarnation}`); return () => r.next() })(),
+      contribute: (id, start, vnodes) => contribute(id, start.op, start.length, vnodes),
+      config: this.scenario.core ?? {}
+    })
+    p.status = 'running'
+    this.running++
+    p.lastOwned = IntervalSet.EMPTY
+    init(p.core)
+    this.after(p)
+  }
+
+  /** After every input to a peer: route its outputs, re-arm its timer, update stability. */
+  private after (p: SimPeer): void {
+    const core = p.core
+    if (core === null) return
+    for (const o of core.takeOutputs()) this.output(p, o)
+    if (p.core === null) return
+    const next = core.nextTimeoutAt()
+    if (next !== undefined && next < p.timerAt) {
+      p.timerAt = next
+      this.queue.push(Math.max(next, this.now), { k: 'timer', peer: p.index, at: next })
+    }
+    const connected = core.trees.connectedCount
+    this.sumConnected += connected - p.connectedTrees
+    p.connectedTrees = connected
+    const known = core.state === 'running' ? core.members.alive().length : 0
+    this.sumKnownAlive += known - p.knownAlive
+    p.knownAlive = known
+    const probing = core.isProbing
+    if (probing !== p.probing) { this.probingCount += probing ? 1 : -1; p.probing = probing }
+    this.checkStable()
+  }
+
+  private checkStable (): void {
+    const n = this.running
+    // Stable: nobody probes, every running peer knows exactly the running peers, and has a
+    // parent in both trees of every other root.
+    const stable = this.probingCount === 0 && this.sumKnownAlive === n * n && this.sumConnected === 2 * n * (n - 1)
+    if (!stable) return
+    if (this.firstStableMs === null) this.firstStableMs = this.now
+    if (this.openRepair !== null) {
+      this.openRepair.stableAfterMs = this.now - this.openRepair.atMs
+      this.openRepair = null
+    }
+  }
+
+  private output (p: SimPeer, o: Output): void {
+    switch (o.type) {
+      case 'send': return this.send(p, o.to, o.message)
+      case 'deliver':
+        if (o.mode !== 'direct') this.checker.delivered(o.id, p.index, o.vnodes)
+        return
+      case 'broadcast-done': {
+        const b = this.bcasts.get(o.id)
+        if (b === undefined) return
+        b.doneAtRootMs = this.now
+        if (b.backToBack !== null) this.startBroadcast(b.backToBack, p.index)
+        return
+      }
+      case 'reduced': {
+        const r = this.reds.get(o.id)
+        if (r === undefined) return
+        r.endMs = this.now
+        r.complete = o.covered.size === this.vnodes
+        r.correct = r.complete && this.truth(r).every((x, i) => x === o.value[i])
+        if (!r.correct) this.checker.violate(`reduction ${o.id} result is wrong`)
+        return
+      }
+      case 'reduce-failed': {
+        const r = this.reds.get(o.id)
+        if (r !== undefined) r.endMs = this.now
+        return
+      }
+      case 'ownership':
+        this.checker.ownership(p.index, o.added, o.removed, o.reason === 'takeover')
+        p.lastOwned = o.owned
+        return
+      case 'tree': {
+        const root = this.byName.get(o.root)
+        if (root === undefined) return
+        const parent = o.parent === null ? null : this.byName.get(o.parent) ?? null
+        this.checker.parent(o.kind, root, p.index, parent)
+        return
+      }
+      case 'left':
+        this.gone(p, 'left')
+        return
+      case 'evicted':
+        this.checker.violate(`${p.name} was declared dead while alive`)
+        this.gone(p, 'crashed')
+        return
+      default:
+    }
+  }
+
+  private send (p: SimPeer, toName: string, msg: Message): void {
+    const to = this.byName.get(toName)
+    if (to === undefined) return
+    p.contacts.add(to)
+    this.account(p, to, msg)
+    let delivered: Message = msg
+    if (this.scenario.wireCheck === true) delivered = decodeMessage(encodeMessage(msg))
+    const size = wireSize(msg)
+    this.net.send(this.now, p.index, to, size, () => {
+      const q = this.peers[to]
+      if (q?.core == null) return
+      q.contacts.add(p.index)
+      q.core.handle(this.now, p.name, delivered)
+      this.after(q)
+    })
+  }
+
+  /** Attributes stream traffic to its broadcast. */
+  private account (p: SimPeer, to: number, msg: Message): void {
+    let id: string | undefined
+    if (msg.t === 'chunk') {
+      const key = `${p.index}#${msg.stream}`
+      if (msg.open !== undefined) {
+        id = msg.open.id
+        this.streamIds.set(key, id)
+        const b = this.bcasts.get(id)
+        if (b !== undefined && msg.open.fallback) b.fallback++
+      } else {
+        id = this.streamIds.get(key)
+      }
+    } else if (msg.t === 'ack') {
+      id = this.streamIds.get(`${to}#${msg.stream}`)
+    }
+    if (id === undefined) return
+    const b = this.bcasts.get(id)
+    if (b === undefined) return
+    b.messages++
+    b.bytesSent += wireSize(msg)
+  }
+
+  private gone (p: SimPeer, status: 'left' | 'crashed'): void {
+    if (p.core === null) return
+    p.core = null
+    p.status = status
+    this.running--
+    this.sumConnected -= p.connectedTrees
+    p.connectedTrees = 0
+    this.sumKnownAlive -= p.knownAlive
+    p.knownAlive = 0
+    if (p.probing) { this.probingCount--; p.probing = false }
+    p.timerAt = Infinity
+    if (status === 'crashed') this.checker.crashed(p.index)
+    const delay = status === 'crashed' ? (this.scenario.crashDetectionMs ?? 200) : 1
+    for (const c of p.contacts) this.queue.push(this.now + delay, { k: 'down', peer: c, gone: p.index })
+    p.contacts.clear()
+    this.checkStable()
+  }
+
+  private act (a: Action): void {
+    if (this.now > this.scenario.until) return
+    switch (a.do) {
+      case 'broadcast': {
+        const root = this.pickRoot(a.root)
+        if (root === undefined) return
+        this.startBroadcast(a, root)
+        if (a.every !== undefined && a.every > 0 && a.backToBack !== true) {
+          const n = (a.count ?? Infinity) - 1
+          const next = a.at + a.every
+          if (n > 0 && next <= (a.until ?? this.scenario.until)) this.queue.push(next, { k: 'action', action: { ...a, at: next, count: n } })
+        }
+        return
+      }
+      case 'reduce': {
+        const root = this.pickRoot(a.root)
+        if (root === undefined) return
+        const core = this.peers[root]?.core
+        if (core == null) return
+        const op = a.op ?? 'sum'
+        const length = a.length ?? 1
+        if (!BUILTIN_OPS.has(op)) throw new Error(`unknown op ${op}`)
+        const id = core.reduce(this.now, { op, length })
+        this.reds.set(id, { id, root: peerName(root), op, length, startMs: this.now, endMs: null, correct: false, complete: false })
+        this.after(this.peers[root] as SimPeer)
+        if (a.every !== undefined && a.every > 0) {
+          const n = (a.count ?? Infinity) - 1
+          const next = a.at + a.every
+          if (n > 0 && next <= this.scenario.until) this.queue.push(next, { k: 'action', action: { ...a, at: next, count: n } })
+        }
+        return
+      }
+      case 'leave':
+        for (const i of this.select(a, 'running')) {
+          const p = this.peers[i] as SimPeer
+          this.markChange('leave')
+          p.status = 'leaving'
+          p.core?.leave(this.now)
+          this.after(p)
+        }
+        return
+      case 'crash':
+        for (const i of this.select(a, 'running')) {
+          this.markChange('crash')
+          this.gone(this.peers[i] as SimPeer, 'crashed')
+        }
+        return
+      case 'join':
+        for (const i of this.select(a, 'joinable')) {
+          const p = this.peers[i] as SimPeer
+          const contact = this.rng.pick(this.peers.filter((q) => q.status === 'running'))
+          const want = a.rejoin === true && !p.lastOwned.isEmpty ? p.lastOwned : undefined
+          p.incarnation++
+          p.contacts.clear()
+          this.markChange('join')
+          this.startPeer(i, (core) => core.join(this.now, contact.name, { incarnation: p.incarnation, ...(want !== undefined ? { want } : {}) }))
+        }
+    }
+  }
+
+  private markChange (event: string): void {
+    if (this.openRepair !== null && this.openRepair.atMs === this.now && this.openRepair.event === event) return
+    if (this.openRepair !== null) this.openRepair.interrupted = true
+    this.openRepair = { atMs: this.now, event, stableAfterMs: null, interrupted: false }
+    this.repairs.push(this.openRepair)
+  }
+
+  private startBroadcast (a: Extract<Action, { do: 'broadcast' }>, root: number): void {
+    const p = this.peers[root]
+    if (p?.core == null || p.status !== 'running') return
+    if (a.backToBack === true && a.until !== undefined && this.now > a.until) return
+    if (a.backToBack === true && this.now > this.scenario.until) return
+    const chunkBytes = p.core.config.chunkBytes
+    const chunks: Uint8Array[] = []
+    const shared = new Uint8Array(Math.min(chunkBytes, Math.max(1, a.bytes)))
+    for (let off = 0; off < a.bytes; off += chunkBytes) chunks.push(shared.subarray(0, Math.min(chunkBytes, a.bytes - off)))
+    const id = p.core.broadcast(this.now, chunks, { mode: a.tree ?? 'auto' })
+    const tree = a.bytes >= p.core.config.switchPointBytes ? 'bw' : 'lat'
+    this.bcasts.set(id, { id, root: p.name, bytes: a.bytes, tree: a.tree !== undefined && a.tree !== 'auto' ? a.tree : tree, startMs: this.now, doneAtRootMs: null, fallback: 0, messages: 0, bytesSent: 0, backToBack: a.backToBack === true ? a : null })
+    this.after(p)
+  }
+
+  private pickRoot (name: string | undefined): number | undefined {
+    if (name === undefined || name === 'random') {
+      const alive = this.peers.filter((p) => p.status === 'running')
+      return alive.length === 0 ? undefined : this.rng.pick(alive).index
+    }
+    const i = this.byName.get(name)
+    return i !== undefined && this.peers[i]?.status === 'running' ? i : undefined
+  }
+
+  private select (s: PeerSelector, kind: 'running' | 'joinable'): number[] {
+    if (Array.isArray(s.peers)) return s.peers.map((n) => this.byName.get(n)).filter((i): i is number => i !== undefined && (kind === 'running' ? this.peers[i]?.status === 'running' : this.isJoinable(i)))
+    let pool: number[]
+    if (s.peers === 'left') pool = this.peers.filter((p) => p.status === 'left').map((p) => p.index)
+    else if (s.peers === 'crashed') pool = this.peers.filter((p) => p.status === 'crashed').map((p) => p.index)
+    else pool = this.peers.filter((p) => (kind === 'running' ? p.status === 'running' && !this.protectedRoots.has(p.index) : p.status === 'off')).map((p) => p.index)
+    if (s.cluster !== undefined) {
+      const c = this.topology.clusters.findIndex((x) => x.name === s.cluster)
+      pool = pool.filter((i) => this.topology.clusterOf(i) === c)
+    }
+    const n = s.count ?? (s.fraction !== undefined ? Math.round(s.fraction * this.running) : pool.length)
+    return this.rng.shuffle(pool).slice(0, Math.min(n, pool.length)).sort((a, b) => a - b)
+  }
+
+  private isJoinable (i: number): boolean {
+    const st = this.peers[i]?.status
+    return st === 'off' || st === 'left' || st === 'crashed'
+  }
+
+  private truth (r: RedTrack): number[] {
+    const combine = BUILTIN_OPS.get(r.op)
+    const acc = new Float64Array(r.length)
+    const one = new Float64Array(r.length)
+    for (let v = 0; v < this.vnodes; v++) {
+      for (let i = 0; i < r.length; i++) one[i] = contributionOf(r.id, v, i)
+      if (v === 0) acc.set(one)
+      else combine?.(acc, one)
+    }
+    return [...acc]
+  }
+
+  /** Why the overlay is not stable now (for debugging). */
+  debugStability (): string {
+    const lines = [`running=${this.running} probing=${this.probingCount} known=${this.sumKnownAlive} connected=${this.sumConnected}`]
+    for (const p of this.peers) {
+      if (p.core === null) continue
+      lines.push(`${p.name} ${p.status}/${p.core.state} known=${p.knownAlive} connected=${p.connectedTrees} parentless=${p.core.trees.parentlessCount()} probing=${p.probing}`)
+    }
+    return lines.join('\n')
+  }
+
+  private report (): SimReport {
+    const broadcasts: BroadcastReport[] = [...this.bcasts.values()].map((b) => {
+      const d = this.checker.deliveries.get(b.id)
+      const delivered = d?.delivered ?? 0
+      const complete = delivered === this.vnodes
+      return {
+        id: b.id,
+        root: b.root,
+        bytes: b.bytes,
+        tree: b.tree,
+        startMs: round(b.startMs),
+        completeMs: complete && d !== undefined ? round(d.lastDeliveryMs) : null,
+        durationMs: complete && d !== undefined ? round(d.lastDeliveryMs - b.startMs) : null,
+        doneAtRootMs: b.doneAtRootMs === null ? null : round(b.doneAtRootMs),
+        delivered,
+        missing: this.vnodes - delivered,
+        duplicates: d?.duplicates ?? 0,
+        fallbackSends: b.fallback,
+        messages: b.messages,
+        bytesSent: b.bytesSent
+      }
+    })
+    const reductions: ReductionReport[] = [...this.reds.values()].map((r) => ({
+      id: r.id, root: r.root, op: r.op, length: r.length, startMs: round(r.startMs), durationMs: r.endMs === null ? null : round(r.endMs - r.startMs), complete: r.complete, correct: r.correct
+    }))
+    let probes = 0
+    let everStarted = 0
+    for (const p of this.peers) if (p.status !== 'off') everStarted++
+    for (const p of this.peers) {
+      if (p.core !== null) {
+        probes += p.core.probesStarted
+        for (const [k, v] of Object.entries(p.core.stats.rejected)) this.rejected[k] = (this.rejected[k] ?? 0) + v
+      }
+    }
+    const stats = this.net.stats()
+    const bytesSent = broadcasts.reduce((n, b) => n + b.fallbackSends, 0)
+    return {
+      scenario: this.scenario.name,
+      seed: this.seed,
+      peers: { initial: this.initial, final: this.running, total: this.topology.peerCount },
+      vnodes: this.vnodes,
+      simulatedMs: round(this.now),
+      broadcasts,
+      reductions,
+      totals: {
+        broadcasts: broadcasts.length,
+        broadcastsComplete: broadcasts.filter((b) => b.missing === 0).length,
+        lostDeliveries: broadcasts.reduce((n, b) => n + b.missing, 0),
+        duplicates: broadcasts.reduce((n, b) => n + b.duplicates, 0),
+        fallbackSends: bytesSent,
+        reductions: reductions.length,
+        reductionsWrong: reductions.filter((r) => r.complete && !r.correct).length,
+        reductionsIncomplete: reductions.filter((r) => !r.complete).length,
+        messages: stats.messages,
+        bytes: stats.bytes,
+        wanBytes: stats.wanBytes,
+        unownedVnodesAtEnd: this.checker.unowned()
+      },
+      stability: { firstStableMs: this.firstStableMs === null ? null : round(this.firstStableMs), repairs: this.repairs.map((r) => ({ ...r, atMs: round(r.atMs), stableAfterMs: r.stableAfterMs === null ? null : round(r.stableAfterMs) })) },
+      probes: { total: probes, perPeerMean: round(probes / Math.max(1, everStarted)) },
+      rejected: this.rejected,
+      violations: [...this.checker.violations],
+      replay: `npm run --silent sim -- ${this.scenario.name}.json --seed ${this.seed}`
+    }
+  }
+}
+
+function round (x: number): number {
+  return Math.round(x * 1000) / 1000
+}

@@ -1,0 +1,340 @@
+/**
+ * Validation half of the codec: turns the plain value cborg decoded from a remote frame
+ * into a typed {@link Message}, or throws a {@link WireError}. Nothing here trusts its
+ * input: every field is type-checked and range-checked, every list length is bounded, and
+ * only own properties are read (a `__proto__` key on the wire cannot inject fields).
+ */
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
+import type { DeliveredState } from '../virtual-nodes/handoff.ts'
+import { TREE_KINDS } from '../trees/tree-kind.ts'
+import { WIRE_VERSION } from './messages.ts'
+import type {
+  MemberFact, MemberStatus, Message, MessageType, ProbeTreeEntry, ReduceStart, StreamMode, StreamOpen, TreeOp
+} from './messages.ts'
+import { WireError } from './wire-errors.ts'
+
+/** Fully resolved, validated codec limits (see `CodecLimits` in codec.ts). */
+export interface ResolvedLimits {
+  readonly maxMessageBytes: number
+  readonly maxRanges: number
+  readonly vnodeUniverse: number
+  readonly maxListLength: number
+  readonly maxPeerIdLength: number
+  readonly maxIdLength: number
+}
+
+type Obj = Readonly<Record<string, unknown>>
+
+const STREAM_MODES: readonly StreamMode[] = ['lat', 'bw', 'direct']
+const MEMBER_STATUSES: readonly MemberStatus[] = ['alive', 'left', 'dead']
+
+function bad (path: string, what: string): never {
+  throw new WireError('bad-field', `${path}: ${what}`)
+}
+
+function isMap (x: unknown): x is Obj {
+  return typeof x === 'object' && x !== null && !Array.isArray(x) && !ArrayBuffer.isView(x)
+}
+
+/** Reads an own property only, so inherited or injected prototype keys are never seen. */
+function own (o: Obj, key: string): unknown {
+  return Object.hasOwn(o, key) ? o[key] : undefined
+}
+
+/** Field readers bound to one set of limits; `path` names the field in error messages. */
+class Fields {
+  constructor (readonly limits: ResolvedLimits) {}
+
+  map (x: unknown, path: string): Obj {
+    return isMap(x) ? x : bad(path, 'expected a map')
+  }
+
+  tuple (x: unknown, path: string, length: number): readonly unknown[] {
+    if (!Array.isArray(x) || x.length !== length) bad(path, `expected an array of ${length}`)
+    return x
+  }
+
+  /** A list of at most `maxListLength` items; longer lists are a `limit` rejection. */
+  list<T> (x: unknown, path: string, item: (y: unknown, path: string) => T): T[] {
+    if (!Array.isArray(x)) bad(path, 'expected an array')
+    if (x.length > this.limits.maxListLength) {
+      throw new WireError('limit', `${path}: ${x.length} items > ${this.limits.maxListLength}`)
+    }
+    const out: T[] = []
+    for (let i = 0; i < x.length; i++) out.push(item(x[i], `${path}[${i}]`))
+    return out
+  }
+
+  /** A safe integer in `[min, max]`. */
+  int (x: unknown, path: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+    if (typeof x !== 'number' || !Number.isSafeInteger(x)) bad(path, 'expected an integer')
+    if (x < min || x > max) bad(path, `${x} outside [${min}, ${max}]`)
+    return x === 0 ? 0 : x // no -0
+  }
+
+  /** A finite number. */
+  num (x: unknown, path: string): number {
+    if (typeof x !== 'number' || !Number.isFinite(x)) bad(path, 'expected a finite number')
+    return x
+  }
+
+  /** A finite number that is either `-1` (not connected) or non-negative. */
+  metric (x: unknown, path: string): number {
+    const n = this.num(x, path)
+    if (n < 0 && n !== -1) bad(path, `${n} is neither -1 nor >= 0`)
+    return n
+  }
+
+  bool (x: unknown, path: string): boolean {
+    return typeof x === 'boolean' ? x : bad(path, 'expected a boolean')
+  }
+
+  str (x: unknown, path: string, maxLength: number): string {
+    if (typeof x !== 'string') bad(path, 'expected a string')
+    if (x.length === 0) bad(path, 'empty string')
+    if (x.length > maxLength) bad(path, `string of ${x.length} > ${maxLength}`)
+    return x
+  }
+
+  peer (x: unknown, path: string): PeerId {
+    return this.str(x, path, this.limits.maxPeerIdLength)
+  }
+
+  /** A collective or stream id, or a reduction operator name. */
+  id (x: unknown, path: string): string {
+    return this.str(x, path, this.limits.maxIdLength)
+  }
+
+  oneOf<T extends string> (x: unknown, path: string, values: readonly T[]): T {
+    const found = values.find((v) => v === x)
+    return found ?? bad(path, `expected one of ${values.join('|')}`)
+  }
+
+  bytes (x: unknown, path: string): Uint8Array {
+    return x instanceof Uint8Array ? x : bad(path, 'expected a byte string')
+  }
+
+  /** An interval set in its compact encoding; an undecodable one is `malformed`. */
+  set (x: unknown, path: string): IntervalSet {
+    const b = this.bytes(x, path)
+    try {
+      return IntervalSet.decode(b, { maxRanges: this.limits.maxRanges, universe: this.limits.vnodeUniverse })
+    } catch (err) {
+      throw new WireError('malformed', `${path}: ${err instanceof Error ? err.message : 'bad interval set'}`, { cause: err })
+    }
+  }
+
+  /** Raw little-endian float64s, copied into a fresh, aligned array. */
+  float64s (x: unknown, path: string): Float64Array {
+    const b = this.bytes(x, path)
+    if (b.byteLength % 8 !== 0) bad(path, `float64 bytes of length ${b.byteLength}, not a multiple of 8`)
+    return float64FromBytes(b)
+  }
+
+  record (x: unknown, path: string): OwnershipRecord {
+    const [ranges, owner, version] = this.tuple(x, path, 3)
+    return { ranges: this.set(ranges, `${path}.ranges`), owner: this.peer(owner, `${path}.owner`), version: this.int(version, `${path}.version`) }
+  }
+
+  delivered (x: unknown, path: string): DeliveredState {
+    const [streamId, vnodes] = this.tuple(x, path, 2)
+    return { streamId: this.id(streamId, `${path}.streamId`), vnodes: this.set(vnodes, `${path}.vnodes`) }
+  }
+
+  member (x: unknown, path: string): MemberFact {
+    const [peer, incarnation, status] = this.tuple(x, path, 3)
+    return {
+      peer: this.peer(peer, `${path}.peer`),
+      incarnation: this.int(incarnation, `${path}.incarnation`),
+      status: this.oneOf(status, `${path}.status`, MEMBER_STATUSES)
+    }
+  }
+
+  probeEntry (x: unknown, path: string): ProbeTreeEntry {
+    const [root, dist, est, latChildren, bwChildren] = this.tuple(x, path, 5)
+    return {
+      root: this.peer(root, `${path}.root`),
+      dist: this.metric(dist, `${path}.dist`),
+      est: this.metric(est, `${path}.est`),
+      latChildren: this.int(latChildren, `${path}.latChildren`),
+      bwChildren: this.int(bwChildren, `${path}.bwChildren`)
+    }
+  }
+
+  /** Largest array length a single partial value can carry under `maxMessageBytes`. */
+  get maxReduceLength (): number {
+    return Math.floor(this.limits.maxMessageBytes / 8)
+  }
+
+  treeOp (x: unknown, path: string): TreeOp {
+    const o = this.map(x, path)
+    const op = own(o, 'op')
+    const kind = this.oneOf(own(o, 'kind'), `${path}.kind`, TREE_KINDS)
+    const root = this.peer(own(o, 'root'), `${path}.root`)
+    const readPath = (): PeerId[] => this.list(own(o, 'path'), `${path}.path`, (y, p) => this.peer(y, p))
+    switch (op) {
+      case 'check':
+        return {
+          op, kind, root,
+          id: this.int(own(o, 'id'), `${path}.id`, Number.MIN_SAFE_INTEGER),
+          origin: this.peer(own(o, 'origin'), `${path}.origin`),
+          dist: this.num(own(o, 'dist'), `${path}.dist`),
+          path: readPath()
+        }
+      case 'result':
+        return {
+          op, kind, root,
+          id: this.int(own(o, 'id'), `${path}.id`, Number.MIN_SAFE_INTEGER),
+          ok: this.bool(own(o, 'ok'), `${path}.ok`),
+          dist: this.num(own(o, 'dist'), `${path}.dist`),
+          path: readPath()
+        }
+      case 'adopt':
+      case 'reach':
+        return { op, kind, root, reach: this.set(own(o, 'reach'), `${path}.reach`) }
+      case 'detach':
+        return { op, kind, root }
+      case 'unlock':
+        return {
+          op, kind, root,
+          id: this.int(own(o, 'id'), `${path}.id`, Number.MIN_SAFE_INTEGER),
+          origin: this.peer(own(o, 'origin'), `${path}.origin`)
+        }
+      case 'metric':
+        return { op, kind, root, value: this.num(own(o, 'value'), `${path}.value`) }
+      default:
+        return bad(`${path}.op`, 'unknown tree operation')
+    }
+  }
+
+  reduceStart (x: unknown, path: string): ReduceStart {
+    const o = this.map(x, path)
+    return {
+      op: this.id(own(o, 'op'), `${path}.op`),
+      rootVnode: this.int(own(o, 'rootVnode'), `${path}.rootVnode`, 0, this.limits.vnodeUniverse - 1),
+      length: this.int(own(o, 'length'), `${path}.length`, 0, this.maxReduceLength)
+    }
+  }
+
+  streamOpen (x: unknown, path: string): StreamOpen {
+    const o = this.map(x, path)
+    const reduce = own(o, 'reduce')
+    const open: StreamOpen = {
+      id: this.id(own(o, 'id'), `${path}.id`),
+      origin: this.peer(own(o, 'origin'), `${path}.origin`),
+      mode: this.oneOf(own(o, 'mode'), `${path}.mode`, STREAM_MODES),
+      header: this.set(own(o, 'header'), `${path}.header`),
+      chunkCount: this.int(own(o, 'chunkCount'), `${path}.chunkCount`, 1),
+      totalBytes: this.int(own(o, 'totalBytes'), `${path}.totalBytes`),
+      fallback: this.bool(own(o, 'fallback'), `${path}.fallback`),
+      hops: this.int(own(o, 'hops'), `${path}.hops`)
+    }
+    return reduce === undefined ? open : { ...open, reduce: this.reduceStart(reduce, `${path}.reduce`) }
+  }
+}
+
+/** Per message type: reads the fields of an already version- and type-checked map. */
+type Reader = (o: Obj, f: Fields) => Message
+
+const nonce = (o: Obj, f: Fields): number => f.int(own(o, 'nonce'), 'nonce', Number.MIN_SAFE_INTEGER)
+
+const READERS: { readonly [T in MessageType]: Reader } = {
+  join: (o, f) => {
+    const want = own(o, 'want')
+    const incarnation = f.int(own(o, 'incarnation'), 'incarnation')
+    return want === undefined ? { t: 'join', incarnation } : { t: 'join', incarnation, want: f.set(want, 'want') }
+  },
+  facts: (o, f) => ({
+    t: 'facts',
+    vnodeCount: f.int(own(o, 'vnodeCount'), 'vnodeCount', 0, f.limits.vnodeUniverse),
+    members: f.list(own(o, 'members'), 'members', (x, p) => f.member(x, p)),
+    records: f.list(own(o, 'records'), 'records', (x, p) => f.record(x, p)),
+    welcome: f.bool(own(o, 'welcome'), 'welcome')
+  }),
+  give: (o, f) => ({ t: 'give', to: f.peer(own(o, 'to'), 'to'), ranges: f.set(own(o, 'ranges'), 'ranges') }),
+  handoff: (o, f) => ({
+    t: 'handoff',
+    record: f.record(own(o, 'record'), 'record'),
+    delivered: f.list(own(o, 'delivered'), 'delivered', (x, p) => f.delivered(x, p))
+  }),
+  'handoff-ack': (o, f) => ({ t: 'handoff-ack', version: f.int(own(o, 'version'), 'version'), ranges: f.set(own(o, 'ranges'), 'ranges') }),
+  ping: (o, f) => ({ t: 'ping', nonce: nonce(o, f) }),
+  pong: (o, f) => ({ t: 'pong', nonce: nonce(o, f) }),
+  'probe-req': (o, f) => ({ t: 'probe-req', nonce: nonce(o, f) }),
+  'probe-rep': (o, f) => ({
+    t: 'probe-rep',
+    nonce: nonce(o, f),
+    trees: f.list(own(o, 'trees'), 'trees', (x, p) => f.probeEntry(x, p)),
+    padding: f.bytes(own(o, 'padding'), 'padding').byteLength
+  }),
+  tree: (o, f) => ({ t: 'tree', ops: f.list(own(o, 'ops'), 'ops', (x, p) => f.treeOp(x, p)) }),
+  chunk: (o, f) => {
+    const stream = f.int(own(o, 'stream'), 'stream')
+    const index = f.int(own(o, 'index'), 'index')
+    const data = f.bytes(own(o, 'data'), 'data')
+    const rawOpen = own(o, 'open')
+    if (rawOpen === undefined) return { t: 'chunk', stream, index, data }
+    const open = f.streamOpen(rawOpen, 'open')
+    if (index >= open.chunkCount) bad('index', `chunk index ${index} >= chunkCount ${open.chunkCount}`)
+    return { t: 'chunk', stream, index, data, open }
+  },
+  ack: (o, f) => ({ t: 'ack', stream: f.int(own(o, 'stream'), 'stream') }),
+  partial: (o, f) => ({
+    t: 'partial',
+    id: f.id(own(o, 'id'), 'id'),
+    root: f.peer(own(o, 'root'), 'root'),
+    op: f.id(own(o, 'op'), 'op'),
+    covered: f.set(own(o, 'covered'), 'covered'),
+    value: f.float64s(own(o, 'value'), 'value')
+  }),
+  pull: (o, f) => ({
+    t: 'pull',
+    id: f.id(own(o, 'id'), 'id'),
+    root: f.peer(own(o, 'root'), 'root'),
+    op: f.id(own(o, 'op'), 'op'),
+    length: f.int(own(o, 'length'), 'length', 0, f.maxReduceLength),
+    want: f.set(own(o, 'want'), 'want'),
+    hops: f.int(own(o, 'hops'), 'hops')
+  })
+}
+
+/**
+ * Validates a decoded CBOR value as a message: a map with `v === WIRE_VERSION`, a known
+ * `t`, and valid fields for that type. Unknown extra keys are ignored. Throws
+ * {@link WireError} on anything else.
+ */
+export function validateMessage (value: unknown, limits: ResolvedLimits): Message {
+  if (!isMap(value)) throw new WireError('malformed', 'top level is not a map')
+  const v = own(value, 'v')
+  if (v !== WIRE_VERSION) throw new WireError('version', `wire version ${typeof v === 'number' ? v : typeof v}, expected ${WIRE_VERSION}`)
+  const t = own(value, 't')
+  if (typeof t !== 'string' || !Object.hasOwn(READERS, t)) {
+    throw new WireError('unknown-type', typeof t === 'string' ? `unknown message type ${JSON.stringify(t.slice(0, 64))}` : 'missing message type')
+  }
+  return READERS[t as MessageType](value, new Fields(limits))
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f
+
+/** A fresh, aligned Float64Array from little-endian bytes (any alignment, length multiple of 8). */
+export function float64FromBytes (b: Uint8Array): Float64Array {
+  const out = new Float64Array(b.byteLength / 8)
+  if (LITTLE_ENDIAN) {
+    new Uint8Array(out.buffer).set(b)
+  } else {
+    const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
+    for (let i = 0; i < out.length; i++) out[i] = view.getFloat64(i * 8, true)
+  }
+  return out
+}
+
+/** The little-endian bytes of `a`: a view on little-endian hosts, a copy otherwise. */
+export function float64ToBytes (a: Float64Array): Uint8Array {
+  if (LITTLE_ENDIAN) return new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
+  const out = new Uint8Array(a.byteLength)
+  const view = new DataView(out.buffer)
+  for (let i = 0; i < a.length; i++) view.setFloat64(i * 8, a[i]!, true)
+  return out
+}

@@ -1,0 +1,257 @@
+/**
+ * The wire codec: messages to CBOR frames and back, plus a cheap size estimate.
+ *
+ * A frame is the cborg encoding of a map `{ v: WIRE_VERSION, t, ...fields }`. Nested values
+ * are kept compact: every {@link IntervalSet} travels as its own varint encoding (a byte
+ * string), a Float64Array as its raw little-endian bytes, an ownership record as
+ * `[rangesBytes, owner, version]`, a delivered state as `[streamId, vnodesBytes]`, a member
+ * fact as `[peer, incarnation, status]`, a probe tree entry as
+ * `[root, dist, est, latChildren, bwChildren]`; tree operations, stream opens and reduce
+ * starts are maps with the field names of their types. A probe reply's `padding` is a
+ * zero-filled byte string of that length, so a probe really costs its size on the wire.
+ *
+ * Decoding never trusts the bytes: anything wrong surfaces as a {@link WireError}.
+ */
+import { decode as cborDecode, encode as cborEncode } from 'cborg'
+import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
+import { WIRE_VERSION } from './messages.ts'
+import type { Message, StreamOpen, TreeOp } from './messages.ts'
+import { float64ToBytes, validateMessage } from './codec-validate.ts'
+import type { ResolvedLimits } from './codec-validate.ts'
+import { WireError } from './wire-errors.ts'
+
+/** Bounds applied when decoding remote frames; every field is optional. */
+export interface CodecLimits {
+  /** Largest accepted frame in bytes, checked before decoding. @default 1 MiB + 64 KiB */
+  maxMessageBytes?: number
+  /** Most ranges in any one interval set. @default 65536 */
+  maxRanges?: number
+  /** Exclusive bound on virtual node ids (at most 2^31). @default 2**31 */
+  vnodeUniverse?: number
+  /** Longest list: members, records, delivered states, tree ops, paths, probe entries. @default 100_000 */
+  maxListLength?: number
+  /** Longest peer id (in UTF-16 code units). @default 128 */
+  maxPeerIdLength?: number
+  /** Longest collective id, stream id or reduction operator name. @default 256 */
+  maxIdLength?: number
+}
+
+/** The defaults of {@link CodecLimits}. */
+export const DEFAULT_CODEC_LIMITS: Readonly<Required<CodecLimits>> = Object.freeze({
+  maxMessageBytes: 1024 * 1024 + 64 * 1024,
+  maxRanges: 65536,
+  vnodeUniverse: 2 ** 31,
+  maxListLength: 100_000,
+  maxPeerIdLength: 128,
+  maxIdLength: 256
+})
+
+function resolveLimits (limits: CodecLimits | undefined): ResolvedLimits {
+  const r = { ...DEFAULT_CODEC_LIMITS }
+  if (limits === undefined) return r
+  for (const key of Object.keys(DEFAULT_CODEC_LIMITS) as Array<keyof CodecLimits>) {
+    const value = limits[key]
+    if (value === undefined) continue
+    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`codec limit ${key} must be a non-negative integer, got ${value}`)
+    r[key] = value
+  }
+  if (r.vnodeUniverse > 2 ** 31) throw new RangeError(`codec limit vnodeUniverse must be at most 2^31, got ${r.vnodeUniverse}`)
+  return r
+}
+
+// ---------------------------------------------------------------------------------------
+// Encoding
+
+const setBytes = (s: IntervalSet): Uint8Array => s.encode()
+const recordWire = (r: OwnershipRecord): unknown[] => [setBytes(r.ranges), r.owner, r.version]
+
+function treeOpWire (op: TreeOp): Record<string, unknown> {
+  switch (op.op) {
+    case 'check': return { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin, dist: op.dist, path: op.path }
+    case 'result': return { op: op.op, kind: op.kind, root: op.root, id: op.id, ok: op.ok, dist: op.dist, path: op.path }
+    case 'adopt':
+    case 'reach': return { op: op.op, kind: op.kind, root: op.root, reach: setBytes(op.reach) }
+    case 'detach': return { op: op.op, kind: op.kind, root: op.root }
+    case 'unlock': return { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin }
+    case 'metric': return { op: op.op, kind: op.kind, root: op.root, value: op.value }
+  }
+}
+
+function openWire (o: StreamOpen): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    id: o.id, origin: o.origin, mode: o.mode, header: setBytes(o.header),
+    chunkCount: o.chunkCount, totalBytes: o.totalBytes, fallback: o.fallback, hops: o.hops
+  }
+  if (o.reduce !== undefined) out.reduce = { op: o.reduce.op, rootVnode: o.reduce.rootVnode, length: o.reduce.length }
+  return out
+}
+
+/** The fields of `msg` besides `v` and `t`, in wire form. */
+function fieldsWire (msg: Message): Record<string, unknown> {
+  switch (msg.t) {
+    case 'join': return msg.want === undefined ? { incarnation: msg.incarnation } : { incarnation: msg.incarnation, want: setBytes(msg.want) }
+    case 'facts': return {
+      vnodeCount: msg.vnodeCount,
+      members: msg.members.map((m) => [m.peer, m.incarnation, m.status]),
+      records: msg.records.map(recordWire),
+      welcome: msg.welcome
+    }
+    case 'give': return { to: msg.to, ranges: setBytes(msg.ranges) }
+    case 'handoff': return { record: recordWire(msg.record), delivered: msg.delivered.map((d) => [d.streamId, setBytes(d.vnodes)]) }
+    case 'handoff-ack': return { version: msg.version, ranges: setBytes(msg.ranges) }
+    case 'ping':
+    case 'pong':
+    case 'probe-req': return { nonce: msg.nonce }
+    case 'probe-rep': return {
+      nonce: msg.nonce,
+      trees: msg.trees.map((e) => [e.root, e.dist, e.est, e.latChildren, e.bwChildren]),
+      padding: new Uint8Array(msg.padding)
+    }
+    case 'tree': return { ops: msg.ops.map(treeOpWire) }
+    case 'chunk': {
+      const out: Record<string, unknown> = { stream: msg.stream, index: msg.index, data: msg.data }
+      if (msg.open !== undefined) out.open = openWire(msg.open)
+      return out
+    }
+    case 'ack': return { stream: msg.stream }
+    case 'partial': return { id: msg.id, root: msg.root, op: msg.op, covered: setBytes(msg.covered), value: float64ToBytes(msg.value) }
+    case 'pull': return { id: msg.id, root: msg.root, op: msg.op, length: msg.length, want: setBytes(msg.want), hops: msg.hops }
+  }
+}
+
+/**
+ * Encodes a message as one CBOR frame. The message is trusted (it is our own); encoding a
+ * malformed one (e.g. a non-integer padding) may throw or produce a frame peers reject.
+ */
+export function encodeMessage (msg: Message): Uint8Array {
+  return cborEncode({ v: WIRE_VERSION, t: msg.t, ...fieldsWire(msg) })
+}
+
+// ---------------------------------------------------------------------------------------
+// Decoding
+
+/**
+ * Decodes and validates one frame from a remote peer. Throws {@link WireError} (and
+ * nothing else) on bad input: `too-large` when longer than `maxMessageBytes` (checked
+ * before decoding), `malformed` for undecodable CBOR or interval sets, `version`,
+ * `unknown-type`, `bad-field` for missing, mistyped or out-of-range fields, `limit` for
+ * over-long lists. Reduction lengths (`pull.length`, `open.reduce.length`) are bounded by
+ * `maxMessageBytes / 8`, since the partial result must fit one frame. Unknown extra keys
+ * are ignored. Throws RangeError on invalid `limits` (local misuse).
+ */
+export function decodeMessage (bytes: Uint8Array, limits?: CodecLimits): Message {
+  const l = resolveLimits(limits)
+  if (!(bytes instanceof Uint8Array)) throw new WireError('malformed', 'input is not a byte array')
+  if (bytes.byteLength > l.maxMessageBytes) {
+    throw new WireError('too-large', `${bytes.byteLength} bytes > ${l.maxMessageBytes}`)
+  }
+  let value: unknown
+  try {
+    value = cborDecode(bytes, { rejectDuplicateMapKeys: true, allowUndefined: false })
+  } catch (err) {
+    // Includes stack overflows on absurdly nested input.
+    throw new WireError('malformed', err instanceof Error ? err.message : 'undecodable CBOR', { cause: err })
+  }
+  try {
+    return validateMessage(value, l)
+  } catch (err) {
+    if (err instanceof WireError) throw err
+    // Defensive: a validation bug must still not let a foreign exception escape.
+    throw new WireError('malformed', err instanceof Error ? err.message : 'invalid message', { cause: err })
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Size estimate
+
+/** Bytes of a CBOR head carrying argument `n` (a non-negative integer). */
+function head (n: number): number {
+  return n < 24 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : n < 0x100000000 ? 5 : 9
+}
+
+/** A number: exact for integers, float32/float64 for others (cborg may use float16). */
+function num (n: number): number {
+  if (Number.isSafeInteger(n)) return head(n < 0 ? -1 - n : n)
+  return Math.fround(n) === n || Number.isNaN(n) ? 5 : 9
+}
+
+/** A string, assuming one UTF-8 byte per code unit. */
+function str (s: string): number {
+  return head(s.length) + s.length
+}
+
+const bytes = (n: number): number => head(n) + n
+const set = (s: IntervalSet): number => bytes(s.encodedLength())
+/** A map key plus its number value. */
+const kn = (key: string, n: number): number => str(key) + num(n)
+const ks = (key: string, s: string): number => str(key) + str(s)
+const kset = (key: string, s: IntervalSet): number => str(key) + set(s)
+const kbool = (key: string): number => str(key) + 1
+
+function list<T> (items: readonly T[], size: (item: T) => number): number {
+  let n = head(items.length)
+  for (const item of items) n += size(item)
+  return n
+}
+
+const recordSize = (r: OwnershipRecord): number => 1 + set(r.ranges) + str(r.owner) + num(r.version)
+const pathSize = (p: readonly string[]): number => str('path') + list(p, str)
+
+function treeOpSize (op: TreeOp): number {
+  const common = ks('op', op.op) + ks('kind', op.kind) + ks('root', op.root)
+  switch (op.op) {
+    case 'check': return 1 + common + kn('id', op.id) + ks('origin', op.origin) + kn('dist', op.dist) + pathSize(op.path)
+    case 'result': return 1 + common + kn('id', op.id) + kbool('ok') + kn('dist', op.dist) + pathSize(op.path)
+    case 'adopt':
+    case 'reach': return 1 + common + kset('reach', op.reach)
+    case 'detach': return 1 + common
+    case 'unlock': return 1 + common + kn('id', op.id) + ks('origin', op.origin)
+    case 'metric': return 1 + common + kn('value', op.value)
+  }
+}
+
+function openSize (o: StreamOpen): number {
+  let n = 1 + ks('id', o.id) + ks('origin', o.origin) + ks('mode', o.mode) + kset('header', o.header) +
+    kn('chunkCount', o.chunkCount) + kn('totalBytes', o.totalBytes) + kbool('fallback') + kn('hops', o.hops)
+  if (o.reduce !== undefined) n += str('reduce') + 1 + ks('op', o.reduce.op) + kn('rootVnode', o.reduce.rootVnode) + kn('length', o.reduce.length)
+  return n
+}
+
+function fieldsSize (msg: Message): number {
+  switch (msg.t) {
+    case 'join': return kn('incarnation', msg.incarnation) + (msg.want === undefined ? 0 : kset('want', msg.want))
+    case 'facts': return kn('vnodeCount', msg.vnodeCount) + kbool('welcome') +
+      str('members') + list(msg.members, (m) => 1 + str(m.peer) + num(m.incarnation) + str(m.status)) +
+      str('records') + list(msg.records, recordSize)
+    case 'give': return ks('to', msg.to) + kset('ranges', msg.ranges)
+    case 'handoff': return str('record') + recordSize(msg.record) +
+      str('delivered') + list(msg.delivered, (d) => 1 + str(d.streamId) + set(d.vnodes))
+    case 'handoff-ack': return kn('version', msg.version) + kset('ranges', msg.ranges)
+    case 'ping':
+    case 'pong':
+    case 'probe-req': return kn('nonce', msg.nonce)
+    case 'probe-rep': return kn('nonce', msg.nonce) + str('padding') + bytes(msg.padding) +
+      str('trees') + list(msg.trees, (e) => 1 + str(e.root) + num(e.dist) + num(e.est) + num(e.latChildren) + num(e.bwChildren))
+    case 'tree': return str('ops') + list(msg.ops, treeOpSize)
+    case 'chunk': return kn('stream', msg.stream) + kn('index', msg.index) + str('data') + bytes(msg.data.byteLength) +
+      (msg.open === undefined ? 0 : str('open') + openSize(msg.open))
+    case 'ack': return kn('stream', msg.stream)
+    case 'partial': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kset('covered', msg.covered) +
+      str('value') + bytes(msg.value.byteLength)
+    case 'pull': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kn('length', msg.length) +
+      kset('want', msg.want) + kn('hops', msg.hops)
+  }
+}
+
+/**
+ * Estimated encoded size of `msg` in bytes, computed without encoding or allocating: it
+ * walks the same structure {@link encodeMessage} writes, counting CBOR heads, keys and
+ * payloads. Exact for byte payloads (chunk data, probe padding, partial values) and
+ * integers; may over-count non-integer numbers (cborg can use float16) and under-count
+ * non-ASCII strings. Meant for charging bytes to a simulated network.
+ */
+export function wireSize (msg: Message): number {
+  // The map head (at most 23 entries) and the `v` and `t` entries.
+  return 1 + kn('v', WIRE_VERSION) + ks('t', msg.t) + fieldsSize(msg)
+}

@@ -1,0 +1,138 @@
+/**
+ * Options of the protocol core. Every field is optional; defaults are named constants and
+ * the reason for each is one line beside it.
+ */
+import { InvalidConfigError } from './errors.ts'
+
+/** 003 §IV-A: bandwidth is measured by downloading 128 KB from the candidate. */
+export const DEFAULT_PROBE_BYTES = 128 * 1024
+/** 003 §IV-A: "each processor performs 10 extra measurements". */
+export const DEFAULT_PROBE_EXTRA_COUNT = 10
+/** A probe that has not answered in this time is abandoned and another peer is tried. */
+export const DEFAULT_PROBE_TIMEOUT_MS = 3000
+/** 003 §IV-D: latency tree below 256 KB, bandwidth tree from 256 KB on. */
+export const DEFAULT_SWITCH_POINT_BYTES = 256 * 1024
+/** Pipelining unit: small enough that a deep tree adds little, large enough to amortize headers. */
+export const DEFAULT_CHUNK_BYTES = 64 * 1024
+/** 003 §IV-E: wait for children up to (factor x largest known distance to a root). */
+export const DEFAULT_REDUCE_TIMEOUT_FACTOR = 2
+/** Floor of the reduction timeout, for trees whose distances are still unknown or tiny. */
+export const DEFAULT_REDUCE_TIMEOUT_MIN_MS = 5
+/** How often a reduction root re-asks the owners of virtual nodes still missing. */
+export const DEFAULT_REDUCE_RETRY_MS = 250
+/** A reduction still incomplete after this is reported as failed, never left hanging. */
+export const DEFAULT_REDUCE_MAX_DURATION_MS = 60_000
+/** A peer with unacknowledged data that stays silent this long (and misses a ping) is declared dead. */
+export const DEFAULT_FAILURE_DETECTION_TIMEOUT_MS = 5000
+/** Path locks taken by a parent-change check expire after this (if the unlock is lost). */
+export const DEFAULT_LOCK_TIMEOUT_MS = 4000
+/** A leaving peer waits at most this long for its hand-off and in-flight data to drain. */
+export const DEFAULT_LEAVE_TIMEOUT_MS = 10_000
+/** Largest broadcast payload accepted (local calls and remote chunk counts). */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024 * 1024
+/** Streams whose delivered sets are remembered for de-duplication. */
+export const DEFAULT_DEDUPE_CAPACITY = 8192
+/** Collectives in flight at one peer; more are rejected (remote) or refused (local). */
+export const DEFAULT_MAX_ACTIVE_TRANSFERS = 4096
+/** An incomplete transfer with no progress for this long is dropped. */
+export const DEFAULT_TRANSFER_IDLE_MS = 120_000
+/** Hop limit of point-to-point forwarding, against forwarding loops under stale views. */
+export const DEFAULT_MAX_HOPS = 64
+/** Elements of a reduced array. */
+export const DEFAULT_MAX_REDUCE_LENGTH = 1 << 24
+/** Re-routing period for data waiting for a hand-off that has not arrived yet. */
+export const DEFAULT_PARK_RETRY_MS = 500
+/** 0 = no steady-state probing (003); otherwise one probe this often when idle. */
+export const DEFAULT_STEADY_PROBE_INTERVAL_MS = 0
+
+/** Options of the core. */
+export interface CoreInit {
+  /** Bytes downloaded to measure bandwidth. @default 131072 */
+  probeBytes?: number
+  /** Probes after having a parent in every tree. @default 10 */
+  probeExtraCount?: number
+  /** @default 3000 */
+  probeTimeoutMs?: number
+  /** Payloads of this size or more use the bandwidth tree. @default 262144 */
+  switchPointBytes?: number
+  /** @default 65536 */
+  chunkBytes?: number
+  /** @default 2 */
+  reduceTimeoutFactor?: number
+  /** @default 5 */
+  reduceTimeoutMinMs?: number
+  /** @default 250 */
+  reduceRetryMs?: number
+  /** @default 60000 */
+  reduceMaxDurationMs?: number
+  /** @default 5000 */
+  failureDetectionTimeoutMs?: number
+  /** @default 4000 */
+  lockTimeoutMs?: number
+  /** @default 10000 */
+  leaveTimeoutMs?: number
+  /** @default 1 GiB */
+  maxPayloadBytes?: number
+  /** @default 8192 */
+  dedupeCapacity?: number
+  /** @default 4096 */
+  maxActiveTransfers?: number
+  /** @default 120000 */
+  transferIdleMs?: number
+  /** @default 64 */
+  maxHops?: number
+  /** @default 16777216 */
+  maxReduceLength?: number
+  /** @default 500 */
+  parkRetryMs?: number
+  /** @default 0 (off) */
+  steadyProbeIntervalMs?: number
+  /** Whom a joiner's default share comes from. @default 'contact' */
+  joinPolicy?: 'contact' | 'most-loaded'
+}
+
+/** Resolved options. */
+export type CoreConfig = Required<CoreInit>
+
+/** Resolves defaults and validates; throws InvalidConfigError naming the bad field. */
+export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
+  const c: CoreConfig = {
+    probeBytes: init.probeBytes ?? DEFAULT_PROBE_BYTES,
+    probeExtraCount: init.probeExtraCount ?? DEFAULT_PROBE_EXTRA_COUNT,
+    probeTimeoutMs: init.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
+    switchPointBytes: init.switchPointBytes ?? DEFAULT_SWITCH_POINT_BYTES,
+    chunkBytes: init.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+    reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
+    reduceTimeoutMinMs: init.reduceTimeoutMinMs ?? DEFAULT_REDUCE_TIMEOUT_MIN_MS,
+    reduceRetryMs: init.reduceRetryMs ?? DEFAULT_REDUCE_RETRY_MS,
+    reduceMaxDurationMs: init.reduceMaxDurationMs ?? DEFAULT_REDUCE_MAX_DURATION_MS,
+    failureDetectionTimeoutMs: init.failureDetectionTimeoutMs ?? DEFAULT_FAILURE_DETECTION_TIMEOUT_MS,
+    lockTimeoutMs: init.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
+    leaveTimeoutMs: init.leaveTimeoutMs ?? DEFAULT_LEAVE_TIMEOUT_MS,
+    maxPayloadBytes: init.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+    dedupeCapacity: init.dedupeCapacity ?? DEFAULT_DEDUPE_CAPACITY,
+    maxActiveTransfers: init.maxActiveTransfers ?? DEFAULT_MAX_ACTIVE_TRANSFERS,
+    transferIdleMs: init.transferIdleMs ?? DEFAULT_TRANSFER_IDLE_MS,
+    maxHops: init.maxHops ?? DEFAULT_MAX_HOPS,
+    maxReduceLength: init.maxReduceLength ?? DEFAULT_MAX_REDUCE_LENGTH,
+    parkRetryMs: init.parkRetryMs ?? DEFAULT_PARK_RETRY_MS,
+    steadyProbeIntervalMs: init.steadyProbeIntervalMs ?? DEFAULT_STEADY_PROBE_INTERVAL_MS,
+    joinPolicy: init.joinPolicy ?? 'contact'
+  }
+  const positive: Array<keyof CoreConfig> = ['probeBytes', 'probeTimeoutMs', 'switchPointBytes', 'chunkBytes',
+    'reduceTimeoutFactor', 'reduceRetryMs', 'reduceMaxDurationMs', 'failureDetectionTimeoutMs', 'lockTimeoutMs',
+    'leaveTimeoutMs', 'maxPayloadBytes', 'dedupeCapacity', 'maxActiveTransfers', 'transferIdleMs', 'maxHops',
+    'maxReduceLength', 'parkRetryMs']
+  for (const key of positive) {
+    const v = c[key]
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new InvalidConfigError(`${key} must be a finite number > 0, got ${String(v)}`)
+  }
+  for (const key of ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs'] as const) {
+    const v = c[key]
+    if (!Number.isFinite(v) || v < 0) throw new InvalidConfigError(`${key} must be a finite number >= 0, got ${String(v)}`)
+  }
+  if (!Number.isInteger(c.probeExtraCount)) throw new InvalidConfigError('probeExtraCount must be an integer')
+  if (!Number.isInteger(c.chunkBytes) || c.chunkBytes > 1024 * 1024) throw new InvalidConfigError('chunkBytes must be an integer <= 1048576')
+  if (c.joinPolicy !== 'contact' && c.joinPolicy !== 'most-loaded') throw new InvalidConfigError(`joinPolicy must be 'contact' or 'most-loaded', got ${String(c.joinPolicy)}`)
+  return c
+}

@@ -1,0 +1,568 @@
+/**
+ * The composed protocol core of one peer: membership, ownership, trees, probing, streams
+ * (broadcast and point-to-point) and reductions. Sans-IO: inputs are method calls with the
+ * current time, outputs are collected and taken with `takeOutputs()`; the driver keeps one
+ * timer armed at `nextTimeoutAt()`. Randomness comes from the injected `random`.
+ */
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import { OwnershipMap, type OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
+import { initialAssignment, joinShare, mostLoaded, successorOf } from '../virtual-nodes/assignment.ts'
+import { deliveredWithin } from '../virtual-nodes/handoff.ts'
+import { TreeTable } from '../trees/tree-table.ts'
+import { ProbeSchedule } from '../trees/probe-schedule.ts'
+import type { TreeKind } from '../trees/tree-kind.ts'
+import { resolveCoreConfig, type CoreConfig, type CoreInit } from './config.ts'
+import { InvalidArgumentError, NotRunningError } from './errors.ts'
+import { Membership, type MemberChange } from './membership.ts'
+import type { FactsMessage, HandoffMessage, MemberFact, Message, ReduceStart, StreamMode, TreeOp } from './messages.ts'
+import type { Output, OwnershipReason } from './outputs.ts'
+import { OpRegistry, type CombineFn } from './reduce-ops.ts'
+import { Reductions, type ContributeFn } from './reduction.ts'
+import { Streams, type Transfer } from './streams.ts'
+import { TimerQueue } from './timer-queue.ts'
+import { ProbeRunner } from './probe-runner.ts'
+
+/** How long a contact passes newly learnt facts on to a peer that joined through it. */
+export const JOINER_FORWARD_MS = 30_000
+
+/** The lifecycle of a core. */
+export type CoreState = 'idle' | 'joining' | 'running' | 'leaving' | 'left' | 'evicted'
+
+/** What a core is built from. */
+export interface CoreParams {
+  /** This peer's id. */
+  readonly self: PeerId
+  /** Uniform random numbers in [0,1): the only source of randomness. */
+  readonly random: () => number
+  /** The application's contribution to reductions, per set of owned virtual nodes. */
+  readonly contribute?: ContributeFn
+  /** Custom reduction operations by name. */
+  readonly ops?: Readonly<Record<string, CombineFn>>
+  readonly config?: CoreInit
+}
+
+/** Counters of one core. */
+export interface CoreStats {
+  rejected: Record<string, number>
+  probes: number
+  messagesOut: number
+}
+
+/** One peer's protocol core. */
+export class TreecastCore {
+  readonly self: PeerId
+  readonly config: CoreConfig
+  readonly members = new Membership()
+  view: OwnershipMap = new OwnershipMap(0)
+  readonly trees: TreeTable
+  readonly streams: Streams
+  readonly reductions: Reductions
+  readonly stats: CoreStats = { rejected: {}, probes: 0, messagesOut: 0 }
+  private readonly probe: ProbeRunner
+  private readonly schedule: ProbeSchedule
+  private readonly timers = new TimerQueue()
+  private readonly ops = new OpRegistry()
+  private readonly contributeFn: ContributeFn
+  private out: Output[] = []
+  private treeOutbox = new Map<PeerId, TreeOp[]>()
+  private owned = IntervalSet.EMPTY
+  private vnodes = 0
+  private seq = 0
+  private incarnation = 0
+  private stateValue: CoreState = 'idle'
+  private now = 0
+  private readonly lastHeard = new Map<PeerId, number>()
+  private readonly pingSent = new Map<PeerId, number>()
+  private livenessArmed = false
+  private parkArmed = false
+  private leaveTarget: PeerId | undefined
+  private handoffsUnacked = 0
+  /** Peers that joined through this one recently: facts learnt later are passed on to them. */
+  private readonly recentJoiners = new Map<PeerId, number>()
+
+  constructor (params: CoreParams) {
+    this.self = params.self
+    this.config = resolveCoreConfig(params.config)
+    this.contributeFn = params.contribute ?? ((_id, start) => new Float64Array(start.length))
+    for (const [name, fn] of Object.entries(params.ops ?? {})) this.ops.register(name, fn)
+    this.schedule = new ProbeSchedule(this.config.probeExtraCount)
+    const viewOf = (): OwnershipMap => this.view
+    this.trees = new TreeTable({
+      self: this.self,
+      owned: () => this.owned,
+      isAlive: (p) => this.members.isAlive(p),
+      sendOp: (to, op) => this.sendOp(to, op),
+      parentChanged: (kind, root, parent) => this.treeChanged(kind, root, parent)
+    }, this.config.lockTimeoutMs)
+    this.streams = new Streams({
+      self: this.self,
+      get view () { return viewOf() },
+      owned: () => this.owned,
+      isAlive: (p) => this.members.isAlive(p),
+      tree: (kind, root) => this.trees.get(kind, root),
+      send: (to, m) => this.send(to, m),
+      deliver: (t, v) => this.deliver(t, v),
+      routed: (t, inc, fresh, fwd) => {
+        if (t.reduce !== undefined) this.reductions.onRouted(this.now, t.id, t.origin, t.reduce, inc.from, fresh, fwd)
+      },
+      originDone: (t) => { if (t.reduce === undefined && t.mode !== 'direct') this.out.push({ type: 'broadcast-done', id: t.id }) },
+      wantPark: () => this.armPark(),
+      reject: (r) => this.reject(r)
+    }, this.config)
+    this.reductions = new Reductions({
+      self: this.self,
+      get view () { return viewOf() },
+      vnodeCount: () => this.vnodes,
+      owned: () => this.owned,
+      isAlive: (p) => this.members.isAlive(p),
+      send: (to, m) => this.send(to, m),
+      contribute: (id, start, v) => this.contributeFn(id, start, v),
+      ops: this.ops,
+      timeoutMs: () => this.reduceTimeoutMs(),
+      setTimer: (at, id) => this.timers.add(at, 'reduce', id),
+      reduced: (id, value, covered, startedAt) => this.out.push({ type: 'reduced', id, value, covered, startedAt }),
+      failed: (id, missing) => this.out.push({ type: 'reduce-failed', id, missing }),
+      reject: (r) => this.reject(r)
+    }, this.config.reduceRetryMs, this.config.reduceMaxDurationMs)
+    this.probe = new ProbeRunner({
+      self: this.self,
+      random: params.random,
+      alive: () => this.members.alive(),
+      send: (to, m) => this.send(to, m),
+      setTimer: (at) => this.timers.add(at, 'probe'),
+      entries: () => this.trees.probeEntries(),
+      judged: (now, cand, rtt, bw, entries) => { this.trees.judge(now, cand, rtt, bw, entries) },
+      finished: (now) => this.probeNext(now)
+    }, this.config)
+  }
+
+  // ---- getters -------------------------------------------------------------------------
+
+  get state (): CoreState { return this.stateValue }
+  get ownedSet (): IntervalSet { return this.owned }
+  get vnodeCount (): number { return this.vnodes }
+  /** True while this peer probes (affected by a recent membership change). */
+  get isProbing (): boolean { return this.schedule.isActive || this.probe.inFlight }
+  get probesStarted (): number { return this.probe.started }
+
+  /** Takes the outputs produced since the last call. */
+  takeOutputs (): Output[] {
+    const o = this.out
+    this.out = []
+    return o
+  }
+
+  /** When the driver should call `handleTimeout` next. */
+  nextTimeoutAt (): number | undefined { return this.timers.nextAt() }
+
+  // ---- lifecycle -----------------------------------------------------------------------
+
+  /**
+   * Starts as one of a known set of founding members (all call this with the same list):
+   * the virtual nodes are spread evenly over `members` in the given order.
+   */
+  bootstrap (now: number, vnodeCount: number, members: readonly PeerId[]): void {
+    this.expectState('idle')
+    if (!members.includes(this.self)) throw new InvalidArgumentError('bootstrap members must include this peer')
+    if (!Number.isInteger(vnodeCount) || vnodeCount < 1) throw new InvalidArgumentError(`vnodeCount must be an integer >= 1, got ${vnodeCount}`)
+    this.now = now
+    this.vnodes = vnodeCount
+    const assignment = initialAssignment(vnodeCount, members)
+    this.view = OwnershipMap.fromRecords(vnodeCount, [...assignment].map(([owner, ranges]) => ({ ranges, owner, version: 0 })))
+    for (const m of members) this.members.apply({ peer: m, incarnation: 0, status: 'alive' })
+    this.stateValue = 'running'
+    for (const m of members) this.trees.ensureRoot(m)
+    this.setOwned(this.view.rangesOf(this.self), 'initial')
+    if (members.length > 1) this.triggerProbing(now)
+    this.flush(now)
+  }
+
+  /** Joins an overlay through `contact`, optionally asking for exact ranges. */
+  join (now: number, contact: PeerId, opts: { want?: IntervalSet, incarnation?: number } = {}): void {
+    this.expectState('idle')
+    if (contact === this.self) throw new InvalidArgumentError('cannot join through oneself')
+    this.now = now
+    this.incarnation = opts.incarnation ?? 0
+    this.stateValue = 'joining'
+    this.send(contact, { t: 'join', incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}) })
+    this.flush(now)
+  }
+
+  /** Leaves gracefully: hands everything to the successor, tells everyone, drains, then outputs `left`. */
+  leave (now: number): void {
+    this.expectState('running')
+    this.now = now
+    this.stateValue = 'leaving'
+    this.schedule.stop()
+    this.leaveTarget = successorOf(this.self, this.members.alive())
+    if (this.leaveTarget !== undefined) this.handoffTo(this.leaveTarget, this.owned)
+    this.members.apply({ peer: this.self, incarnation: this.incarnation, status: 'left' })
+    this.fanout({ t: 'facts', vnodeCount: this.vnodes, members: [{ peer: this.self, incarnation: this.incarnation, status: 'left' }], records: [], welcome: false })
+    this.reductions.flush()
+    this.timers.add(now + this.config.leaveTimeoutMs, 'leave')
+    this.checkLeft(false)
+    this.flush(now)
+  }
+
+  // ---- application calls ---------------------------------------------------------------
+
+  /**
+   * Broadcasts to every virtual node from this peer's trees. `payload` may be given as
+   * chunks (each at most chunkBytes; they are sent as they are). Returns the broadcast id.
+   */
+  broadcast (now: number, payload: Uint8Array | readonly Uint8Array[], opts: { mode?: 'auto' | TreeKind } = {}): string {
+    this.expectState('running')
+    this.now = now
+    const chunks = this.chunk(payload)
+    const totalBytes = chunks.reduce((n, c) => n + c.length, 0)
+    const mode: StreamMode = opts.mode === undefined || opts.mode === 'auto' ? (totalBytes >= this.config.switchPointBytes ? 'bw' : 'lat') : opts.mode
+    const id = this.newId()
+    this.streams.originate(now, { id, origin: this.self, mode, chunkCount: chunks.length, totalBytes }, IntervalSet.range(0, this.vnodes), chunks)
+    this.flush(now)
+    return id
+  }
+
+  /** Sends a message to the owner of `vnode`. Returns the message id. */
+  sendTo (now: number, vnode: number, payload: Uint8Array): string {
+    this.expectState('running')
+    if (!Number.isInteger(vnode) || vnode < 0 || vnode >= this.vnodes) throw new InvalidArgumentError(`virtual node ${vnode} is outside 0..${this.vnodes - 1}`)
+    this.now = now
+    const chunks = this.chunk(payload)
+    const id = this.newId()
+    this.streams.originate(now, { id, origin: this.self, mode: 'direct', chunkCount: chunks.length, totalBytes: payload.length }, IntervalSet.of(vnode), chunks)
+    this.flush(now)
+    return id
+  }
+
+  /** Starts a reduction rooted at this peer; the result is output as `reduced`. */
+  reduce (now: number, opts: { op: string, length: number }): string {
+    this.expectState('running')
+    if (!this.ops.has(opts.op)) throw new InvalidArgumentError(`unknown reduction operation '${opts.op}'`)
+    if (!Number.isInteger(opts.length) || opts.length < 1 || opts.length > this.config.maxReduceLength) throw new InvalidArgumentError(`length must be an integer in 1..${this.config.maxReduceLength}`)
+    this.now = now
+    const id = this.newId()
+    const reduce: ReduceStart = { op: opts.op, rootVnode: this.owned.min ?? 0, length: opts.length }
+    this.streams.originate(now, { id, origin: this.self, mode: 'lat', chunkCount: 1, totalBytes: 0, reduce }, IntervalSet.range(0, this.vnodes), [new Uint8Array(0)])
+    this.flush(now)
+    return id
+  }
+
+  // ---- inputs --------------------------------------------------------------------------
+
+  /** A message from `from` (already decoded and validated). */
+  handle (now: number, from: PeerId, msg: Message): void {
+    this.now = now
+    if (this.stateValue === 'left' || this.stateValue === 'evicted' || this.stateValue === 'idle') return
+    this.lastHeard.set(from, now)
+    this.pingSent.delete(from)
+    if (this.stateValue === 'joining' && !(msg.t === 'facts' && msg.welcome)) { this.reject('not-joined'); return }
+    switch (msg.t) {
+      case 'join': this.onJoin(from, msg.incarnation, msg.want); break
+      case 'facts': this.onFacts(now, from, msg); break
+      case 'give': this.handoffTo(msg.to, msg.ranges); break
+      case 'handoff': this.onHandoff(from, msg); break
+      case 'handoff-ack': this.handoffsUnacked = Math.max(0, this.handoffsUnacked - 1); this.checkLeft(false); break
+      case 'ping': this.send(from, { t: 'pong', nonce: msg.nonce }); break
+      case 'pong': this.probe.onPong(now, from, msg.nonce); break
+      case 'probe-req': this.send(from, { t: 'probe-rep', nonce: msg.nonce, trees: this.trees.probeEntries(), padding: this.config.probeBytes }); break
+      case 'probe-rep': this.stats.probes++; this.probe.onReply(now, from, msg); break
+      case 'tree': for (const op of msg.ops) this.trees.handleOp(now, from, op); break
+      case 'chunk': this.streams.onChunk(now, from, msg); break
+      case 'ack': this.streams.onAck(from, msg.stream); break
+      case 'partial': this.reductions.onPartial(now, msg); break
+      case 'pull': this.reductions.onPull(msg, this.config.maxHops); break
+    }
+    this.checkLeft(false)
+    this.flush(now)
+  }
+
+  /** The driver lost its connection to `peer` (closed, reset, or the process is gone). */
+  peerDown (now: number, peer: PeerId): void {
+    this.now = now
+    if (this.stateValue !== 'running' && this.stateValue !== 'leaving') return
+    const status = this.members.statusOf(peer)
+    if (status === 'alive') this.declareDead(peer)
+    else if (status === 'left') { this.streams.peerGone(peer); this.trees.peerGone(peer) }
+    this.flush(now)
+  }
+
+  /** Runs every deadline due at `now`. */
+  handleTimeout (now: number): void {
+    this.now = now
+    for (let e = this.timers.popDue(now); e !== undefined; e = this.timers.popDue(now)) {
+      if (this.stateValue === 'left' || this.stateValue === 'evicted') continue
+      switch (e.kind) {
+        case 'probe': this.probe.onTimer(now); break
+        case 'reduce': this.reductions.onTimer(now, e.key); break
+        case 'liveness': this.livenessArmed = false; this.checkLiveness(now); break
+        case 'park': this.parkArmed = false; if (this.streams.tick(now)) this.armPark(); break
+        case 'leave': this.checkLeft(true); break
+        default: break
+      }
+    }
+    this.flush(now)
+  }
+
+  // ---- membership and ownership --------------------------------------------------------
+
+  private onJoin (joiner: PeerId, incarnation: number, want: IntervalSet | undefined): void {
+    if (this.stateValue !== 'running') { this.reject('join-while-not-running'); return }
+    const fact: MemberFact = { peer: joiner, incarnation, status: 'alive' }
+    const change = this.members.apply(fact)
+    if (change === undefined && !this.members.isAlive(joiner)) { this.reject('stale-join'); return }
+    this.fanout({ t: 'facts', vnodeCount: this.vnodes, members: [fact], records: [], welcome: false }, joiner)
+    this.recentJoiners.set(joiner, this.now + JOINER_FORWARD_MS)
+    this.send(joiner, { t: 'facts', vnodeCount: this.vnodes, members: this.members.facts(), records: this.view.records(), welcome: true })
+    if (change !== undefined) this.memberChanged(change)
+    if (want !== undefined && !want.isEmpty) {
+      for (const [owner, part] of this.view.partition(want.intersection(IntervalSet.range(0, this.vnodes)))) {
+        if (owner === this.self) this.handoffTo(joiner, part)
+        else if (this.members.isAlive(owner) && owner !== joiner) this.send(owner, { t: 'give', to: joiner, ranges: part })
+      }
+      return
+    }
+    if (this.config.joinPolicy === 'most-loaded') {
+      const donor = mostLoaded(this.view.loads(), new Set(this.members.alive().filter((p) => p !== joiner)))
+      if (donor !== undefined && donor !== this.self) {
+        this.send(donor, { t: 'give', to: joiner, ranges: joinShare(this.view.rangesOf(donor)) })
+        return
+      }
+    }
+    this.handoffTo(joiner, joinShare(this.owned))
+  }
+
+  private onFacts (now: number, from: PeerId, msg: FactsMessage): void {
+    if (msg.welcome) {
+      if (this.stateValue !== 'joining') return
+      this.vnodes = msg.vnodeCount
+      this.view = OwnershipMap.fromRecords(msg.vnodeCount, msg.records)
+      for (const f of msg.members) this.members.apply(f)
+      this.members.apply({ peer: this.self, incarnation: this.incarnation, status: 'alive' })
+      this.stateValue = 'running'
+      for (const p of this.members.alive()) this.trees.ensureRoot(p)
+      this.out.push({ type: 'joined' })
+      this.triggerProbing(now)
+      void from
+      return
+    }
+    let changed = false
+    for (const rec of msg.records) if (this.applyRecord(rec)) changed = true
+    for (const f of msg.members) {
+      if (f.peer === this.self && f.status !== 'alive' && f.incarnation === this.incarnation && this.stateValue === 'running') {
+        this.stateValue = 'evicted'
+        this.out.push({ type: 'evicted' })
+        return
+      }
+      const change = this.members.apply(f)
+      if (change !== undefined) { changed = true; this.memberChanged(change) }
+    }
+    if (changed) this.forwardToJoiners(from, msg)
+  }
+
+  /**
+   * A joiner's snapshot may miss facts its contact learns just after (a concurrent join, a
+   * crash): the contact passes such facts on for a while.
+   */
+  private forwardToJoiners (from: PeerId, msg: FactsMessage): void {
+    for (const [joiner, until] of this.recentJoiners) {
+      if (until < this.now || !this.members.isAlive(joiner)) { this.recentJoiners.delete(joiner); continue }
+      if (joiner !== from) this.send(joiner, msg)
+    }
+  }
+
+  private applyRecord (rec: OwnershipRecord): boolean {
+    const won = this.view.apply(rec)
+    if (won.isEmpty) return false
+    if (rec.owner === this.self) return true
+    const lost = won.intersection(this.owned)
+    if (lost.isEmpty) return true
+    // A newer (or tie-winning) claim took ranges this peer holds: pass their state on.
+    this.setOwned(this.owned.difference(lost), 'conflict')
+    const record = { ranges: lost, owner: rec.owner, version: rec.version }
+    this.send(rec.owner, { t: 'handoff', record, delivered: deliveredWithin(new Map(this.streams.delivered.entries()), lost) })
+    return true
+  }
+
+  private memberChanged (c: MemberChange): void {
+    this.out.push({ type: 'member', peer: c.peer, status: c.after })
+    if (c.after === 'alive') {
+      this.trees.ensureRoot(c.peer)
+      if (this.stateValue === 'running') this.triggerProbing(this.now)
+      return
+    }
+    this.trees.removeRoot(c.peer)
+    const wasParent = this.trees.peerGone(c.peer)
+    if (c.after === 'dead') {
+      this.takeOver(c.peer)
+      this.streams.peerGone(c.peer)
+    }
+    if (wasParent && this.stateValue === 'running') this.triggerProbing(this.now)
+  }
+
+  /** Deterministic crash take-over: every survivor computes the same record. */
+  private takeOver (dead: PeerId): void {
+    const ranges = this.view.rangesOf(dead)
+    if (ranges.isEmpty) return
+    const succ = successorOf(dead, this.members.alive())
+    if (succ === undefined) return
+    this.view.apply({ ranges, owner: succ, version: this.view.maxVersionIn(ranges) + 1 })
+    if (succ === this.self) this.setOwned(this.owned.union(ranges), 'takeover')
+  }
+
+  private declareDead (peer: PeerId): void {
+    const fact: MemberFact = { peer, incarnation: this.members.incarnationOf(peer), status: 'dead' }
+    const change = this.members.apply(fact)
+    if (change === undefined) return
+    this.fanout({ t: 'facts', vnodeCount: this.vnodes, members: [fact], records: [], welcome: false })
+    this.memberChanged(change)
+  }
+
+  private handoffTo (to: PeerId, ranges: IntervalSet): void {
+    const give = ranges.intersection(this.owned)
+    if (give.isEmpty || to === this.self) return
+    const record: OwnershipRecord = { ranges: give, owner: to, version: this.view.maxVersionIn(give) + 1 }
+    this.view.apply(record)
+    const msg: HandoffMessage = { t: 'handoff', record, delivered: deliveredWithin(new Map(this.streams.delivered.entries()), give) }
+    this.send(to, msg)
+    this.handoffsUnacked++
+    this.fanout({ t: 'facts', vnodeCount: this.vnodes, members: [], records: [record], welcome: false }, to)
+    this.setOwned(this.owned.difference(give), 'handoff-out')
+  }
+
+  private onHandoff (from: PeerId, msg: HandoffMessage): void {
+    this.view.apply(msg.record)
+    const mine = this.view.partition(msg.record.ranges).get(this.self) ?? IntervalSet.EMPTY
+    const gained = mine.difference(this.owned)
+    for (const d of msg.delivered) {
+      const part = d.vnodes.intersection(gained)
+      if (!part.isEmpty) this.streams.delivered.set(d.streamId, this.streams.delivered.get(d.streamId).union(part))
+    }
+    this.send(from, { t: 'handoff-ack', version: msg.record.version, ranges: msg.record.ranges })
+    if (this.stateValue === 'leaving' && !gained.isEmpty && this.leaveTarget !== undefined) {
+      this.setOwned(this.owned.union(gained), 'handoff-in')
+      this.handoffTo(this.leaveTarget, gained)
+      return
+    }
+    if (!gained.isEmpty) this.setOwned(this.owned.union(gained), 'handoff-in')
+  }
+
+  private setOwned (next: IntervalSet, reason: OwnershipReason): void {
+    const added = next.difference(this.owned)
+    const removed = this.owned.difference(next)
+    if (added.isEmpty && removed.isEmpty && reason !== 'initial') return
+    this.owned = next
+    this.out.push({ type: 'ownership', owned: next, added, removed, reason })
+    this.trees.ownedChanged()
+    this.streams.ownershipChanged()
+  }
+
+  private checkLeft (timedOut: boolean): void {
+    if (this.stateValue !== 'leaving') return
+    const drained = this.streams.activeCount === 0 && this.handoffsUnacked === 0
+    if (!drained && !timedOut) return
+    this.stateValue = 'left'
+    this.out.push({ type: 'left', drained })
+  }
+
+  // ---- probing, liveness, plumbing -----------------------------------------------------
+
+  private triggerProbing (now: number): void {
+    this.schedule.trigger()
+    if (!this.probe.inFlight) this.probeNext(now)
+  }
+
+  private probeNext (now: number): void {
+    if (this.stateValue !== 'running') return
+    if (this.schedule.next(this.trees.parentlessCount()) === 'probe') this.probe.start(now)
+  }
+
+  private reduceTimeoutMs (): number {
+    return Math.max(this.config.reduceTimeoutMinMs, this.config.reduceTimeoutFactor * this.trees.maxDistMs())
+  }
+
+  private checkLiveness (now: number): void {
+    const timeout = this.config.failureDetectionTimeoutMs
+    const awaited = this.streams.awaitedPeers()
+    for (const peer of awaited) {
+      const heard = this.lastHeard.get(peer)
+      if (heard === undefined) { this.lastHeard.set(peer, now); continue }
+      if (now - heard <= timeout) continue
+      const pinged = this.pingSent.get(peer)
+      if (pinged === undefined) { this.pingSent.set(peer, now); this.send(peer, { t: 'ping', nonce: 0 }) } else if (now - pinged > timeout) this.declareDead(peer)
+    }
+  }
+
+  private treeChanged (kind: TreeKind, root: PeerId, parent: PeerId | null): void {
+    this.out.push({ type: 'tree', kind, root, parent })
+  }
+
+  private deliver (t: Transfer, vnodes: IntervalSet): void {
+    if (t.reduce !== undefined) return
+    this.out.push({ type: 'deliver', id: t.id, origin: t.origin, mode: t.mode, vnodes, chunks: t.chunks as Uint8Array[], totalBytes: t.totalBytes })
+  }
+
+  private armPark (): void {
+    if (this.parkArmed) return
+    this.parkArmed = true
+    this.timers.add(this.now + this.config.parkRetryMs, 'park')
+  }
+
+  private send (to: PeerId, message: Message): void {
+    this.stats.messagesOut++
+    this.out.push({ type: 'send', to, message })
+  }
+
+  private sendOp (to: PeerId, op: TreeOp): void {
+    let list = this.treeOutbox.get(to)
+    if (list === undefined) { list = []; this.treeOutbox.set(to, list) }
+    list.push(op)
+  }
+
+  private fanout (msg: Message, except?: PeerId): void {
+    for (const p of this.members.alive()) if (p !== this.self && p !== except) this.send(p, msg)
+  }
+
+  /** Ends every input: batched tree updates go out, the liveness timer is armed if needed. */
+  private flush (now: number): void {
+    this.trees.flush()
+    const box = this.treeOutbox
+    this.treeOutbox = new Map()
+    for (const [to, ops] of box) {
+      if (to === this.self) { for (const op of ops) this.trees.handleOp(now, to, op); continue }
+      this.send(to, { t: 'tree', ops })
+    }
+    if (this.treeOutbox.size > 0) this.flush(now)
+    if (!this.livenessArmed && this.streams.awaitedPeers().size > 0) {
+      this.livenessArmed = true
+      this.timers.add(now + this.config.failureDetectionTimeoutMs / 2, 'liveness')
+    }
+  }
+
+  private chunk (payload: Uint8Array | readonly Uint8Array[]): Uint8Array[] {
+    if (Array.isArray(payload)) {
+      const list = payload as readonly Uint8Array[]
+      if (list.length === 0) return [new Uint8Array(0)]
+      const total = list.reduce((n, c) => n + c.length, 0)
+      if (total > this.config.maxPayloadBytes) throw new InvalidArgumentError(`payload of ${total} bytes exceeds maxPayloadBytes ${this.config.maxPayloadBytes}`)
+      return [...list]
+    }
+    const bytes = payload as Uint8Array
+    if (bytes.length > this.config.maxPayloadBytes) throw new InvalidArgumentError(`payload of ${bytes.length} bytes exceeds maxPayloadBytes ${this.config.maxPayloadBytes}`)
+    const out: Uint8Array[] = []
+    for (let i = 0; i < bytes.length; i += this.config.chunkBytes) out.push(bytes.subarray(i, i + this.config.chunkBytes))
+    return out.length === 0 ? [bytes] : out
+  }
+
+  private newId (): string {
+    return `${this.self}/${this.incarnation}.${++this.seq}`
+  }
+
+  private reject (reason: string): void {
+    this.stats.rejected[reason] = (this.stats.rejected[reason] ?? 0) + 1
+  }
+
+  private expectState (s: CoreState): void {
+    if (this.stateValue !== s) throw new NotRunningError(`this call needs state '${s}', the core is '${this.stateValue}'`)
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The member list one peer knows: every peer ever heard of, with its incarnation and
+ * status. Facts merge like a CRDT: a higher incarnation wins; within one incarnation
+ * alive < left < dead, so a departure is final for that incarnation.
+ */
+import { comparePeerIds, type PeerId } from '../virtual-nodes/peer-id.ts'
+import type { MemberFact, MemberStatus } from './messages.ts'
+
+const RANK: Record<MemberStatus, number> = { alive: 0, left: 1, dead: 2 }
+
+/** A change a fact caused. */
+export interface MemberChange {
+  readonly peer: PeerId
+  readonly before: MemberStatus | undefined
+  readonly after: MemberStatus
+  readonly incarnation: number
+}
+
+/** The member list. */
+export class Membership {
+  private readonly members = new Map<PeerId, { incarnation: number, status: MemberStatus }>()
+  private aliveCache: PeerId[] | undefined
+
+  /** Merges a fact; returns the change, or undefined when it changed nothing. */
+  apply (fact: MemberFact): MemberChange | undefined {
+    const cur = this.members.get(fact.peer)
+    if (cur !== undefined) {
+      if (fact.incarnation < cur.incarnation) return undefined
+      if (fact.incarnation === cur.incarnation && RANK[fact.status] <= RANK[cur.status]) return undefined
+    }
+    this.members.set(fact.peer, { incarnation: fact.incarnation, status: fact.status })
+    this.aliveCache = undefined
+    const before = cur?.status
+    if (before === fact.status && cur?.incarnation === fact.incarnation) return undefined
+    return { peer: fact.peer, before, after: fact.status, incarnation: fact.incarnation }
+  }
+
+  /** Status of `peer`, undefined if never heard of. */
+  statusOf (peer: PeerId): MemberStatus | undefined {
+    return this.members.get(peer)?.status
+  }
+
+  /** Incarnation of `peer` as known here (-1 if unknown). */
+  incarnationOf (peer: PeerId): number {
+    return this.members.get(peer)?.incarnation ?? -1
+  }
+
+  isAlive (peer: PeerId): boolean {
+    return this.members.get(peer)?.status === 'alive'
+  }
+
+  /** Alive members in the global peer-id order (cached until the next change). */
+  alive (): readonly PeerId[] {
+    if (this.aliveCache === undefined) {
+      this.aliveCache = [...this.members].filter(([, m]) => m.status === 'alive').map(([p]) => p).sort(comparePeerIds)
+    }
+    return this.aliveCache
+  }
+
+  /** Every fact, for a joiner's snapshot. */
+  facts (): MemberFact[] {
+    return [...this.members].map(([peer, m]) => ({ peer, incarnation: m.incarnation, status: m.status }))
+  }
+
+  get size (): number { return this.members.size }
+}

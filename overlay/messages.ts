@@ -1,0 +1,151 @@
+/**
+ * Wire messages between cores. Every message carries the wire version; the codec
+ * (codec.ts) encodes them and validates whatever a remote peer sends before the core
+ * sees it. Field names are short because they travel in every frame.
+ */
+import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import type { DeliveredState } from '../virtual-nodes/handoff.ts'
+import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
+import type { TreeKind } from '../trees/tree-kind.ts'
+
+/** The wire version this core speaks; messages of any other version are rejected. */
+export const WIRE_VERSION = 1
+
+/** A member's status as one peer knows it. */
+export type MemberStatus = 'alive' | 'left' | 'dead'
+
+/** A membership fact: `peer` in incarnation `incarnation` is `status`. */
+export interface MemberFact {
+  readonly peer: PeerId
+  readonly incarnation: number
+  readonly status: MemberStatus
+}
+
+/** A peer asks to join, optionally asking for exact ranges (a rejoining peer's old ones). */
+export interface JoinMessage { readonly t: 'join', readonly incarnation: number, readonly want?: IntervalSet }
+
+/** Membership and ownership facts: disseminated on every change, and as a joiner's snapshot. */
+export interface FactsMessage {
+  readonly t: 'facts'
+  readonly vnodeCount: number
+  readonly members: readonly MemberFact[]
+  readonly records: readonly OwnershipRecord[]
+  /** True when this is the full snapshot sent to a joiner. */
+  readonly welcome: boolean
+}
+
+/** Asks the receiver to hand `ranges` (what of them it owns) to `to`. */
+export interface GiveMessage { readonly t: 'give', readonly to: PeerId, readonly ranges: IntervalSet }
+
+/** Ranges moving to the receiver, with their per-range collective state. */
+export interface HandoffMessage { readonly t: 'handoff', readonly record: OwnershipRecord, readonly delivered: readonly DeliveredState[] }
+
+/** The receiver of a hand-off confirms it. */
+export interface HandoffAckMessage { readonly t: 'handoff-ack', readonly version: number, readonly ranges: IntervalSet }
+
+/** 1-byte latency probe and its answer; also used as a liveness check. */
+export interface PingMessage { readonly t: 'ping', readonly nonce: number }
+export interface PongMessage { readonly t: 'pong', readonly nonce: number }
+
+/** Asks for the probe download. */
+export interface ProbeRequestMessage { readonly t: 'probe-req', readonly nonce: number }
+
+/** One tree as a candidate reports it in a probe. `dist`/`est` are -1 when not connected. */
+export interface ProbeTreeEntry {
+  readonly root: PeerId
+  readonly dist: number
+  readonly est: number
+  readonly latChildren: number
+  readonly bwChildren: number
+}
+
+/** The probe download: the candidate's state for every tree, padded to the probe size. */
+export interface ProbeReplyMessage {
+  readonly t: 'probe-rep'
+  readonly nonce: number
+  readonly trees: readonly ProbeTreeEntry[]
+  readonly padding: number
+}
+
+/** Tree maintenance operations, batched per neighbour. */
+export type TreeOp =
+  | { readonly op: 'check', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId, readonly dist: number, readonly path: readonly PeerId[] }
+  | { readonly op: 'result', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly ok: boolean, readonly dist: number, readonly path: readonly PeerId[] }
+  | { readonly op: 'adopt', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet }
+  | { readonly op: 'detach', readonly kind: TreeKind, readonly root: PeerId }
+  | { readonly op: 'unlock', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId }
+  | { readonly op: 'reach', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet }
+  | { readonly op: 'metric', readonly kind: TreeKind, readonly root: PeerId, readonly value: number }
+
+export interface TreeMessage { readonly t: 'tree', readonly ops: readonly TreeOp[] }
+
+/** How a stream is routed: along one of the root's trees, or directly to owners. */
+export type StreamMode = TreeKind | 'direct'
+
+/** Present when a stream is a reduction's start. */
+export interface ReduceStart {
+  readonly op: string
+  readonly rootVnode: number
+  /** Number of elements of the reduced array. */
+  readonly length: number
+}
+
+/** The first chunk of a stream carries where it goes. */
+export interface StreamOpen {
+  /** Collective id, unique per origin: `${origin}/${seq}`. */
+  readonly id: string
+  readonly origin: PeerId
+  readonly mode: StreamMode
+  /** The virtual nodes to reach through the receiver. */
+  readonly header: IntervalSet
+  readonly chunkCount: number
+  readonly totalBytes: number
+  /** True when this hop was a point-to-point fallback (rule III), for statistics. */
+  readonly fallback: boolean
+  readonly reduce?: ReduceStart
+  readonly hops: number
+}
+
+/** One chunk of a stream (broadcast, point-to-point message or reduction start). */
+export interface ChunkMessage {
+  readonly t: 'chunk'
+  /** Sender-local stream number. */
+  readonly stream: number
+  readonly index: number
+  readonly data: Uint8Array
+  readonly open?: StreamOpen
+}
+
+/** The receiver of a stream has delivered, and forwarded with acknowledgement, all of it. */
+export interface AckMessage { readonly t: 'ack', readonly stream: number }
+
+/** A partial reduction result covering exactly `covered`. */
+export interface PartialMessage {
+  readonly t: 'partial'
+  readonly id: string
+  readonly root: PeerId
+  readonly op: string
+  readonly covered: IntervalSet
+  readonly value: Float64Array
+}
+
+/** The reduction root asks the owners of `want` for their contributions directly. */
+export interface PullMessage {
+  readonly t: 'pull'
+  readonly id: string
+  readonly root: PeerId
+  readonly op: string
+  readonly length: number
+  readonly want: IntervalSet
+  readonly hops: number
+}
+
+/** Every message a core sends or receives. */
+export type Message =
+  | JoinMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage
+  | PingMessage | PongMessage | ProbeRequestMessage | ProbeReplyMessage
+  | TreeMessage | ChunkMessage | AckMessage | PartialMessage | PullMessage
+
+/** The message type tags. */
+export type MessageType = Message['t']

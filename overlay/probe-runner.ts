@@ -1,0 +1,77 @@
+/**
+ * Runs one probe at a time (003 §IV-A): a 1-byte ping-pong for the RTT, then a download
+ * of `probeBytes` that carries the candidate's state for every tree. Times come from the
+ * driver's `now`, so the measurement is whatever the network (real or modelled) did.
+ */
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import type { Message, ProbeReplyMessage, ProbeTreeEntry } from './messages.ts'
+
+/** What the runner needs from the peer around it. */
+export interface ProbeHost {
+  readonly self: PeerId
+  readonly random: () => number
+  alive (): readonly PeerId[]
+  send (to: PeerId, msg: Message): void
+  setTimer (at: number): void
+  entries (): ProbeTreeEntry[]
+  judged (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number, entries: readonly ProbeTreeEntry[]): void
+  finished (now: number): void
+}
+
+interface InFlight { target: PeerId, nonce: number, phase: 'ping' | 'data', sentAt: number, rttMs: number }
+
+/** The probe in flight, if any. */
+export class ProbeRunner {
+  private current: InFlight | null = null
+  private nonce = 1
+  started = 0
+
+  constructor (private readonly host: ProbeHost, private readonly cfg: { probeTimeoutMs: number, probeBytes: number }) {}
+
+  get inFlight (): boolean { return this.current !== null }
+
+  /** Probes a random other member; finishes at once when there is none. */
+  start (now: number): void {
+    const others = this.host.alive().filter((p) => p !== this.host.self)
+    if (others.length === 0) { this.host.finished(now); return }
+    const target = others[Math.floor(this.host.random() * others.length)] as PeerId
+    this.nonce = (this.nonce % 0x7fffffff) + 1
+    this.current = { target, nonce: this.nonce, phase: 'ping', sentAt: now, rttMs: 0 }
+    this.started++
+    this.host.send(target, { t: 'ping', nonce: this.nonce })
+    this.host.setTimer(now + this.cfg.probeTimeoutMs)
+  }
+
+  onPong (now: number, from: PeerId, nonce: number): void {
+    const c = this.current
+    if (c === null || c.phase !== 'ping' || c.target !== from || c.nonce !== nonce) return
+    c.rttMs = now - c.sentAt
+    c.phase = 'data'
+    c.sentAt = now
+    this.host.send(from, { t: 'probe-req', nonce })
+  }
+
+  onReply (now: number, from: PeerId, msg: ProbeReplyMessage): void {
+    const c = this.current
+    if (c === null || c.phase !== 'data' || c.target !== from || c.nonce !== msg.nonce) return
+    const elapsedMs = now - c.sentAt
+    // The download took one RTT (request out, first byte back) plus the transfer itself.
+    const transferMs = Math.max(elapsedMs - c.rttMs, elapsedMs * 0.05, 1e-6)
+    const bw = this.cfg.probeBytes / (transferMs / 1000)
+    this.current = null
+    this.host.judged(now, from, Math.max(c.rttMs, 1e-6), bw, msg.trees)
+    this.host.finished(now)
+  }
+
+  /** The probe timer fired: abandon a probe that has not answered. */
+  onTimer (now: number): void {
+    const c = this.current
+    if (c === null) return
+    if (now - c.sentAt >= this.cfg.probeTimeoutMs - 1e-9) {
+      this.current = null
+      this.host.finished(now)
+    } else {
+      this.host.setTimer(c.sentAt + this.cfg.probeTimeoutMs)
+    }
+  }
+}

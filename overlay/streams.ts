@@ -1,0 +1,350 @@
+/**
+ * Header-routed streams: broadcasts, point-to-point messages and reduction starts
+ * (003 §IV-D). A stream's first chunk carries the set of virtual nodes to reach through
+ * the receiver. The receiver (I) delivers for the ones it owns, (II) forwards along the
+ * tree the parts reachable through its children, and (III) sends the rest point-to-point
+ * to their owners. Later chunks follow the routes the first one set (pipelining: chunk i is
+ * forwarded as soon as it arrives).
+ *
+ * Reliability is hop-by-hop custody: a peer keeps what it forwarded until the receiver
+ * acknowledges that its whole part is delivered and forwarded with acknowledgement. When a
+ * receiver dies, its part is routed again from here. Owners remember which virtual nodes
+ * had which stream delivered (and hand that record over with their ranges), so a re-sent
+ * part is never delivered twice.
+ */
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import type { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
+import type { TreeState } from '../trees/tree-table.ts'
+import type { TreeKind } from '../trees/tree-kind.ts'
+import type { ChunkMessage, Message, ReduceStart, StreamMode, StreamOpen } from './messages.ts'
+import { DedupeCache } from './dedupe-cache.ts'
+
+/** One incoming stream (or the local origin's own). */
+export interface Incoming {
+  readonly from: PeerId | null
+  readonly stream: number
+  readonly hops: number
+  readonly routes: Route[]
+  /** Own virtual nodes waiting for the payload to complete. */
+  pending: IntervalSet
+  /** Virtual nodes that cannot be routed right now (hand-off not arrived yet, loops). */
+  wait: IntervalSet
+  acked: boolean
+}
+
+/** One outgoing stream. */
+export interface Route {
+  readonly to: PeerId
+  readonly stream: number
+  readonly header: IntervalSet
+  readonly fallback: boolean
+  readonly transfer: Transfer
+  readonly incoming: Incoming
+  next: number
+  acked: boolean
+}
+
+/** Everything this peer holds of one collective. */
+export interface Transfer {
+  readonly id: string
+  readonly origin: PeerId
+  readonly mode: StreamMode
+  readonly chunkCount: number
+  readonly totalBytes: number
+  readonly reduce: ReduceStart | undefined
+  readonly chunks: Array<Uint8Array | undefined>
+  received: number
+  readonly incoming: Incoming[]
+  lastActivity: number
+  fallbackSends: number
+}
+
+/** What the stream engine needs from the peer around it. */
+export interface StreamHost {
+  readonly self: PeerId
+  readonly view: OwnershipMap
+  owned (): IntervalSet
+  isAlive (peer: PeerId): boolean
+  tree (kind: TreeKind, root: PeerId): TreeState | undefined
+  send (to: PeerId, msg: Message): void
+  deliver (t: Transfer, vnodes: IntervalSet): void
+  routed (t: Transfer, inc: Incoming, fresh: IntervalSet, forwarded: IntervalSet): void
+  originDone (t: Transfer): void
+  wantPark (): void
+  reject (reason: string): void
+}
+
+/** Limits of the stream engine. */
+export interface StreamLimits { maxActiveTransfers: number, maxHops: number, maxPayloadBytes: number, dedupeCapacity: number, transferIdleMs: number }
+
+/** The stream engine of one peer. */
+export class Streams {
+  private readonly transfers = new Map<string, Transfer>()
+  private readonly incomingByKey = new Map<string, Incoming>()
+  private readonly outgoing = new Map<number, Route>()
+  private readonly owners = new Map<Incoming, Transfer>()
+  private nextStream = 1
+  readonly delivered: DedupeCache
+
+  constructor (private readonly host: StreamHost, private readonly limits: StreamLimits) {
+    this.delivered = new DedupeCache(limits.dedupeCapacity)
+  }
+
+  /** Number of collectives in flight here. */
+  get activeCount (): number { return this.transfers.size }
+
+  /** Starts a stream at its origin, reaching `header`. */
+  originate (now: number, open: Omit<StreamOpen, 'hops' | 'fallback' | 'header'>, header: IntervalSet, chunks: Uint8Array[]): Transfer {
+    const t = this.newTransfer(now, open)
+    chunks.forEach((c, i) => { t.chunks[i] = c })
+    t.received = chunks.length
+    const inc = newIncoming(null, 0, 0)
+    t.incoming.push(inc)
+    this.route(t, inc, header)
+    this.pump(t)
+    this.complete(t)
+    return t
+  }
+
+  /** Handles a chunk from `from`. */
+  onChunk (now: number, from: PeerId, msg: ChunkMessage): void {
+    const key = `${from}#${msg.stream}`
+    let inc = this.incomingByKey.get(key)
+    let t: Transfer | undefined
+    if (msg.open !== undefined) {
+      if (inc !== undefined) { this.host.reject('duplicate-open'); return }
+      const o = msg.open
+      if (o.totalBytes > this.limits.maxPayloadBytes || o.chunkCount < 1 || o.chunkCount > o.totalBytes + 1) { this.host.reject('bad-stream'); return }
+      t = this.transfers.get(o.id)
+      if (t === undefined) {
+        if (this.transfers.size >= this.limits.maxActiveTransfers) { this.host.reject('too-many-transfers'); return }
+        t = this.newTransfer(now, o)
+      } else if (t.chunkCount !== o.chunkCount || t.totalBytes !== o.totalBytes || t.origin !== o.origin) {
+        this.host.reject('stream-mismatch')
+        return
+      }
+      inc = newIncoming(from, msg.stream, o.hops)
+      t.incoming.push(inc)
+      this.owners.set(inc, t)
+      this.incomingByKey.set(key, inc)
+      this.route(t, inc, o.header)
+    } else {
+      if (inc === undefined) { this.host.reject('unknown-stream'); return }
+      t = this.transferOf(inc)
+    }
+    if (t === undefined) return
+    if (msg.index >= t.chunkCount) { this.host.reject('bad-chunk-index'); return }
+    t.lastActivity = now
+    if (t.chunks[msg.index] === undefined) {
+      t.chunks[msg.index] = msg.data
+      t.received++
+    }
+    this.pump(t)
+    this.complete(t)
+  }
+
+  /** The receiver of one of our streams acknowledged it. */
+  onAck (from: PeerId, stream: number): void {
+    const r = this.outgoing.get(stream)
+    if (r === undefined || r.to !== from) { this.host.reject('unknown-ack'); return }
+    r.acked = true
+    this.outgoing.delete(stream)
+    this.complete(r.transfer)
+  }
+
+  /** `peer` is gone: route again whatever it had not acknowledged. */
+  peerGone (peer: PeerId): void {
+    const lost: Route[] = []
+    for (const r of this.outgoing.values()) if (r.to === peer) lost.push(r)
+    for (const r of lost) {
+      this.outgoing.delete(r.stream)
+      r.acked = true
+      this.route(r.transfer, r.incoming, r.header)
+    }
+    const touched = new Set(lost.map((r) => r.transfer))
+    for (const t of touched) { this.pump(t); this.complete(t) }
+  }
+
+  /** Own ranges changed: route again what waited, and pass on pending parts no longer ours. */
+  ownershipChanged (): void {
+    const owned = this.host.owned()
+    for (const t of [...this.transfers.values()]) {
+      let touched = false
+      for (const inc of t.incoming) {
+        const gone = inc.pending.difference(owned)
+        if (!gone.isEmpty) {
+          inc.pending = inc.pending.difference(gone)
+          this.route(t, inc, gone)
+          touched = true
+        }
+      }
+      if (this.retryWaits(t)) touched = true
+      if (touched) { this.pump(t); this.complete(t) }
+    }
+  }
+
+  /** Periodic retry of parked parts and garbage collection of idle transfers. */
+  tick (now: number): boolean {
+    let parked = false
+    for (const t of [...this.transfers.values()]) {
+      if (this.retryWaits(t)) { this.pump(t); this.complete(t) }
+      if (t.incoming.some((i) => !i.wait.isEmpty)) parked = true
+      if (now - t.lastActivity > this.limits.transferIdleMs) this.drop(t)
+    }
+    return parked
+  }
+
+  /** Peers with unacknowledged data from here. */
+  awaitedPeers (): Set<PeerId> {
+    const out = new Set<PeerId>()
+    for (const r of this.outgoing.values()) out.add(r.to)
+    return out
+  }
+
+  /** Looks up a collective in flight. */
+  get (id: string): Transfer | undefined { return this.transfers.get(id) }
+
+  private newTransfer (now: number, o: Omit<StreamOpen, 'hops' | 'fallback' | 'header'>): Transfer {
+    const t: Transfer = {
+      id: o.id,
+      origin: o.origin,
+      mode: o.mode,
+      chunkCount: o.chunkCount,
+      totalBytes: o.totalBytes,
+      reduce: o.reduce,
+      chunks: new Array<Uint8Array | undefined>(o.chunkCount),
+      received: 0,
+      incoming: [],
+      lastActivity: now,
+      fallbackSends: 0
+    }
+    this.transfers.set(t.id, t)
+    return t
+  }
+
+  private transferOf (inc: Incoming): Transfer | undefined {
+    return this.owners.get(inc)
+  }
+
+  /** Rules I, II and III for `set`, arriving through `inc`. */
+  private route (t: Transfer, inc: Incoming, set: IntervalSet): void {
+    const owned = this.host.owned()
+    const mine = set.intersection(owned)
+    let pendingAll = IntervalSet.EMPTY
+    for (const i of t.incoming) pendingAll = pendingAll.union(i.pending)
+    const fresh = mine.difference(this.delivered.get(t.id)).difference(pendingAll)
+    inc.pending = inc.pending.union(fresh)
+    let rest = set.difference(mine)
+    let forwarded = IntervalSet.EMPTY
+    if (t.mode !== 'direct' && !rest.isEmpty) {
+      const st = this.host.tree(t.mode, t.origin)
+      if (st !== undefined) {
+        const children = [...st.children].sort((a, b) => b[1].size - a[1].size || (a[0] < b[0] ? -1 : 1))
+        for (const [child, reach] of children) {
+          if (!this.host.isAlive(child)) continue
+          const part = rest.intersection(reach)
+          if (part.isEmpty) continue
+          this.addRoute(t, inc, child, part, false)
+          forwarded = forwarded.union(part)
+          rest = rest.difference(part)
+          if (rest.isEmpty) break
+        }
+      }
+    }
+    if (!rest.isEmpty) {
+      if (inc.hops >= this.limits.maxHops) {
+        inc.wait = inc.wait.union(rest)
+        this.host.wantPark()
+      } else {
+        for (const [owner, part] of this.host.view.partition(rest)) {
+          if (owner === this.host.self || !this.host.isAlive(owner)) {
+            inc.wait = inc.wait.union(part)
+            this.host.wantPark()
+            continue
+          }
+          this.addRoute(t, inc, owner, part, t.mode !== 'direct')
+          forwarded = forwarded.union(part)
+        }
+      }
+    }
+    this.host.routed(t, inc, fresh, forwarded)
+  }
+
+  private addRoute (t: Transfer, inc: Incoming, to: PeerId, header: IntervalSet, fallback: boolean): void {
+    const r: Route = { to, stream: this.nextStream++, header, fallback, transfer: t, incoming: inc, next: 0, acked: false }
+    if (fallback) t.fallbackSends++
+    inc.routes.push(r)
+    this.outgoing.set(r.stream, r)
+  }
+
+  private retryWaits (t: Transfer): boolean {
+    let any = false
+    for (const inc of t.incoming) {
+      if (inc.wait.isEmpty) continue
+      const w = inc.wait
+      inc.wait = IntervalSet.EMPTY
+      this.route(t, inc, w)
+      any = true
+    }
+    return any
+  }
+
+  /** Sends every chunk each route can take now, in order. */
+  private pump (t: Transfer): void {
+    for (const inc of t.incoming) {
+      for (const r of inc.routes) {
+        if (r.acked) continue
+        while (r.next < t.chunkCount) {
+          const data = t.chunks[r.next]
+          if (data === undefined) break
+          const msg: ChunkMessage = r.next === 0
+            ? { t: 'chunk', stream: r.stream, index: 0, data, open: { id: t.id, origin: t.origin, mode: t.mode, header: r.header, chunkCount: t.chunkCount, totalBytes: t.totalBytes, fallback: r.fallback, hops: inc.hops + 1, ...(t.reduce !== undefined ? { reduce: t.reduce } : {}) } }
+            : { t: 'chunk', stream: r.stream, index: r.next, data }
+          r.next++
+          this.host.send(r.to, msg)
+        }
+      }
+    }
+  }
+
+  /** Delivers what is complete, acknowledges finished incoming streams, forgets finished transfers. */
+  private complete (t: Transfer): void {
+    if (t.received < t.chunkCount) return
+    let deliver = IntervalSet.EMPTY
+    for (const inc of t.incoming) {
+      if (inc.pending.isEmpty) continue
+      deliver = deliver.union(inc.pending)
+      inc.pending = IntervalSet.EMPTY
+    }
+    if (!deliver.isEmpty) {
+      this.delivered.set(t.id, this.delivered.get(t.id).union(deliver))
+      this.host.deliver(t, deliver)
+    }
+    let all = true
+    for (const inc of t.incoming) {
+      if (inc.acked) continue
+      if (inc.wait.isEmpty && inc.routes.every((r) => r.acked)) {
+        inc.acked = true
+        if (inc.from === null) this.host.originDone(t)
+        else this.host.send(inc.from, { t: 'ack', stream: inc.stream })
+      } else {
+        all = false
+      }
+    }
+    if (all) this.drop(t)
+  }
+
+  private drop (t: Transfer): void {
+    this.transfers.delete(t.id)
+    for (const inc of t.incoming) {
+      if (inc.from !== null) this.incomingByKey.delete(`${inc.from}#${inc.stream}`)
+      this.owners.delete(inc)
+      for (const r of inc.routes) this.outgoing.delete(r.stream)
+    }
+  }
+}
+
+function newIncoming (from: PeerId | null, stream: number, hops: number): Incoming {
+  return { from, stream, hops, routes: [], pending: IntervalSet.EMPTY, wait: IntervalSet.EMPTY, acked: false }
+}

@@ -1,0 +1,401 @@
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { EventQueue } from '../experiments/sim/event-queue.ts'
+import { Rng, hashString } from '../experiments/sim/rng.ts'
+import { InvalidTopologyError, Network, resolveTopology } from '../experiments/sim/network.ts'
+import type { TopologyInit } from '../experiments/sim/network.ts'
+
+const MB = 1_000_000
+const PEER_RATE = 125_000_000
+const WAN_RATE = 12_500_000
+const COST = 0.005
+
+/** The transmission time of `bytes` at `rate`, in ms. */
+function tx(bytes: number, rate: number): number {
+  return bytes * 1000 / rate
+}
+
+/** A minimal driver: a queue of callbacks run in time order. */
+function makeSim(init: TopologyInit) {
+  const queue = new EventQueue<() => void>()
+  let nowMs = 0
+  const schedule = (timeMs: number, fn: () => void): void => {
+    if (timeMs < nowMs) throw new Error(`scheduled into the past: ${timeMs} < ${nowMs}`)
+    queue.push(timeMs, fn)
+  }
+  const net = new Network(resolveTopology(init), schedule)
+  const arrivals: { id: string, timeMs: number }[] = []
+  return {
+    net,
+    arrivals,
+    now: () => nowMs,
+    at(timeMs: number, fn: () => void) { schedule(timeMs, fn) },
+    send(timeMs: number, from: number, to: number, size: number, id: string) {
+      schedule(timeMs, () => net.send(nowMs, from, to, size, () => arrivals.push({ id, timeMs: nowMs })))
+    },
+    run() {
+      for (let e = queue.pop(); e !== undefined; e = queue.pop()) {
+        nowMs = e.timeMs
+        e.item()
+      }
+    },
+    arrival(id: string): number {
+      const a = arrivals.find(x => x.id === id)
+      if (a === undefined) throw new Error(`${id} never arrived`)
+      return a.timeMs
+    }
+  }
+}
+
+const TWO_CLUSTERS: TopologyInit = { clusters: [{ name: 'a', peers: 3 }, { name: 'b', peers: 3 }] }
+
+describe('EventQueue', () => {
+  it('pops in (time, insertion) order like a stable sort', () => {
+    type Op = { push: number } | 'pop'
+    const arbOp: fc.Arbitrary<Op> = fc.oneof(
+      { arbitrary: fc.integer({ min: 0, max: 20 }).map(t => ({ push: t / 4 })), weight: 3 },
+      { arbitrary: fc.constant('pop' as const), weight: 2 }
+    )
+    fc.assert(fc.property(fc.array(arbOp, { maxLength: 300 }), ops => {
+      const q = new EventQueue<number>()
+      let ref: { t: number, id: number }[] = []
+      let id = 0
+      for (const op of ops) {
+        if (op === 'pop') {
+          const got = q.pop()
+          const want = ref[0]
+          ref = ref.slice(1)
+          expect(got === undefined ? undefined : { t: got.timeMs, id: got.item }).toEqual(want)
+        } else {
+          q.push(op.push, id)
+          ref.push({ t: op.push, id: id++ })
+          ref.sort((x, y) => x.t - y.t || x.id - y.id)
+        }
+        expect(q.size).toBe(ref.length)
+        expect(q.peekTime()).toBe(ref[0]?.t)
+      }
+      const rest: number[] = []
+      for (let e = q.pop(); e !== undefined; e = q.pop()) rest.push(e.item)
+      expect(rest).toEqual(ref.map(r => r.id))
+    }))
+  })
+
+  it('keeps insertion order among many equal times', () => {
+    const q = new EventQueue<number>()
+    for (let i = 0; i < 1000; i++) q.push(i % 3 === 0 ? 1 : 2, i)
+    const out: number[] = []
+    for (let e = q.pop(); e !== undefined; e = q.pop()) out.push(e.item)
+    const expected = [...Array(1000).keys()].filter(i => i % 3 === 0).concat([...Array(1000).keys()].filter(i => i % 3 !== 0))
+    expect(out).toEqual(expected)
+  })
+
+  it('rejects NaN, accepts infinities, is empty when drained or cleared', () => {
+    const q = new EventQueue<string>()
+    expect(() => q.push(NaN, 'x')).toThrow(RangeError)
+    expect(q.pop()).toBeUndefined()
+    expect(q.peekTime()).toBeUndefined()
+    q.push(Infinity, 'late')
+    q.push(-Infinity, 'early')
+    expect(q.pop()).toEqual({ timeMs: -Infinity, item: 'early' })
+    expect(q.size).toBe(1)
+    q.clear()
+    expect(q.size).toBe(0)
+    expect(q.pop()).toBeUndefined()
+  })
+
+  it('handles a large random workload', () => {
+    const q = new EventQueue<number>()
+    const rng = new Rng(7)
+    const n = 200_000
+    for (let i = 0; i < n; i++) q.push(rng.int(1000), i)
+    let prevT = -1
+    let prevId = -1
+    let popped = 0
+    let violations = 0
+    for (let e = q.pop(); e !== undefined; e = q.pop()) {
+      if (!(e.timeMs > prevT || (e.timeMs === prevT && e.item > prevId))) violations++
+      prevT = e.timeMs
+      prevId = e.item
+      popped++
+    }
+    expect(violations).toBe(0)
+    expect(popped).toBe(n)
+  })
+})
+
+describe('Rng', () => {
+  const draws = (r: Rng, n = 20) => Array.from({ length: n }, () => r.uint32())
+
+  it('hashes with 32-bit FNV-1a over UTF-8', () => {
+    expect(hashString('')).toBe(0x811c9dc5)
+    expect(hashString('a')).toBe(0xe40c292c)
+    expect(hashString('foobar')).toBe(0xbf9cf968)
+    expect(hashString('é')).not.toBe(hashString('e'))
+  })
+
+  it('is deterministic per seed', () => {
+    fc.assert(fc.property(fc.integer({ min: -(2 ** 31), max: 2 ** 32 - 1 }), seed => {
+      expect(draws(new Rng(seed))).toEqual(draws(new Rng(seed)))
+      expect(new Rng(seed).seed).toBe(seed >>> 0)
+    }))
+    expect(draws(new Rng(1))).not.toEqual(draws(new Rng(2)))
+    expect(new Rng(-1).seed).toBe(0xffffffff)
+    expect(() => new Rng(1.5)).toThrow(RangeError)
+  })
+
+  it('forks independent, reproducible streams without consuming the parent', () => {
+    const parent = new Rng(42)
+    const untouched = new Rng(42)
+    const f1 = parent.fork('peer-1')
+    expect(draws(parent)).toEqual(draws(untouched))
+    // A fork depends only on the seed and the label, not on what was drawn.
+    expect(draws(parent.fork('peer-1'))).toEqual(draws(f1))
+    expect(draws(new Rng(42).fork('peer-1'))).toEqual(draws(new Rng(42).fork('peer-1')))
+    const streams = [draws(new Rng(42)), draws(new Rng(42).fork('peer-1')), draws(new Rng(42).fork('peer-2')), draws(new Rng(43).fork('peer-1')), draws(new Rng(42).fork(''))]
+    expect(new Set(streams.map(s => s.join(','))).size).toBe(streams.length)
+  })
+
+  it('draws floats in [0, 1) and integers in [0, n)', () => {
+    fc.assert(fc.property(fc.integer(), fc.integer({ min: 1, max: 2 ** 32 }), (seed, n) => {
+      const r = new Rng(seed)
+      for (let i = 0; i < 50; i++) {
+        const x = r.int(n)
+        expect(Number.isInteger(x) && x >= 0 && x < n).toBe(true)
+        const f = r.next()
+        expect(f >= 0 && f < 1).toBe(true)
+      }
+    }))
+    const r = new Rng(3)
+    for (const bad of [0, -1, 1.5, NaN, 2 ** 32 + 1]) expect(() => r.int(bad)).toThrow(RangeError)
+    expect(r.int(1)).toBe(0)
+  })
+
+  it('is roughly uniform', () => {
+    const r = new Rng(9)
+    const counts = new Array<number>(6).fill(0)
+    for (let i = 0; i < 60_000; i++) counts[r.int(6)]! += 1
+    for (const c of counts) expect(Math.abs(c - 10_000)).toBeLessThan(500)
+  })
+
+  it('shuffles in place and picks members', () => {
+    fc.assert(fc.property(fc.integer(), fc.array(fc.integer(), { maxLength: 50 }), (seed, arr) => {
+      const copy = [...arr]
+      const out = new Rng(seed).shuffle(copy)
+      expect(out).toBe(copy)
+      expect([...out].sort((x, y) => x - y)).toEqual([...arr].sort((x, y) => x - y))
+      expect(new Rng(seed).shuffle([...arr])).toEqual(out)
+      if (arr.length > 0) expect(arr).toContain(new Rng(seed).pick(arr))
+    }))
+    expect(() => new Rng(1).pick([])).toThrow(RangeError)
+  })
+})
+
+describe('resolveTopology', () => {
+  it('fills defaults and numbers peers cluster by cluster', () => {
+    const t = resolveTopology({ clusters: [{ name: 'a', peers: 2 }, { name: 'b', peers: 3 }], intraRttMs: [0.2, 0.4] })
+    expect(t.peerCount).toBe(5)
+    expect(t.clusters.map(c => c.firstPeer)).toEqual([0, 2])
+    expect([0, 1, 2, 3, 4].map(p => t.clusterOf(p))).toEqual([0, 0, 1, 1, 1])
+    expect(t.interRttMs).toEqual([[0.2, 6], [6, 0.4]])
+    expect(t.wanLinkBytesPerSec[0]?.[1]).toBe(WAN_RATE)
+    expect(t.peerLinkBytesPerSec).toBe(PEER_RATE)
+    expect(t.perMessageCostMs).toBe(COST)
+    expect(t.perByteCostMs).toBe(0)
+    expect(t.rttMs(0, 1)).toBe(0.2)
+    expect(t.rttMs(2, 4)).toBe(0.4)
+    expect(t.rttMs(1, 2)).toBe(6)
+    expect(t.oneWayDelayMs(4, 0)).toBe(3)
+    expect(t.rttMs(3, 3)).toBe(0)
+    expect(() => t.clusterOf(5)).toThrow(RangeError)
+  })
+
+  it('accepts symmetric matrices and ignores their diagonal', () => {
+    const t = resolveTopology({
+      clusters: [{ name: 'a', peers: 1 }, { name: 'b', peers: 1 }, { name: 'c', peers: 1 }],
+      interRttMs: [[NaN, 10, 20], [10, -1, 30], [20, 30, 0]],
+      wanLinkBytesPerSec: [[0, 1e6, 2e6], [1e6, 0, 3e6], [2e6, 3e6, 0]]
+    })
+    expect(t.rttMs(0, 2)).toBe(20)
+    expect(t.rttMs(1, 2)).toBe(30)
+    expect(t.wanLinkBytesPerSec[2]?.[1]).toBe(3e6)
+  })
+
+  const cases: [string, Partial<TopologyInit>, string][] = [
+    ['no clusters', { clusters: [] }, 'clusters'],
+    ['zero peers', { clusters: [{ name: 'a', peers: 0 }] }, 'clusters[0].peers'],
+    ['fractional peers', { clusters: [{ name: 'a', peers: 1.5 }] }, 'clusters[0].peers'],
+    ['empty name', { clusters: [{ name: '', peers: 1 }] }, 'clusters[0].name'],
+    ['duplicate name', { clusters: [{ name: 'a', peers: 1 }, { name: 'a', peers: 1 }] }, 'clusters[1].name'],
+    ['negative intra', { intraRttMs: -1 }, 'intraRttMs'],
+    ['short intra array', { intraRttMs: [0.3] }, 'intraRttMs'],
+    ['NaN in intra array', { intraRttMs: [0.3, NaN] }, 'intraRttMs[1]'],
+    ['infinite inter', { interRttMs: Infinity }, 'interRttMs'],
+    ['ragged inter', { interRttMs: [[0, 1], [1]] }, 'interRttMs'],
+    ['asymmetric inter', { interRttMs: [[0, 1], [2, 0]] }, 'interRttMs'],
+    ['bad inter entry', { interRttMs: [[0, -5], [-5, 0]] }, 'interRttMs[0][1]'],
+    ['zero peer link', { peerLinkBytesPerSec: 0 }, 'peerLinkBytesPerSec'],
+    ['infinite peer link', { peerLinkBytesPerSec: Infinity }, 'peerLinkBytesPerSec'],
+    ['zero wan', { wanLinkBytesPerSec: 0 }, 'wanLinkBytesPerSec'],
+    ['zero wan entry', { wanLinkBytesPerSec: [[1, 0], [0, 1]] }, 'wanLinkBytesPerSec[0][1]'],
+    ['negative message cost', { perMessageCostMs: -1 }, 'perMessageCostMs'],
+    ['NaN byte cost', { perByteCostMs: NaN }, 'perByteCostMs']
+  ]
+  it.each(cases)('rejects %s', (_, patch, field) => {
+    const err = (() => {
+      try {
+        resolveTopology({ ...TWO_CLUSTERS, ...patch })
+      } catch (e) {
+        return e
+      }
+      return undefined
+    })()
+    expect(err).toBeInstanceOf(InvalidTopologyError)
+    expect((err as Error).name).toBe('InvalidTopologyError')
+    expect((err as Error).message).toContain(field)
+  })
+})
+
+describe('Network', () => {
+  it('delivers one intra-cluster message after propagation, uplink, downlink and CPU', () => {
+    const sim = makeSim(TWO_CLUSTERS)
+    sim.send(10, 0, 1, MB, 'm')
+    sim.run()
+    expect(sim.arrival('m')).toBeCloseTo(10 + 0.15 + 2 * tx(MB, PEER_RATE) + COST, 9)
+  })
+
+  it('routes an inter-cluster message through the WAN link', () => {
+    const sim = makeSim(TWO_CLUSTERS)
+    sim.send(0, 0, 3, MB, 'm')
+    sim.run()
+    expect(sim.arrival('m')).toBeCloseTo(2 * tx(MB, PEER_RATE) + tx(MB, WAN_RATE) + 3 + COST, 9)
+  })
+
+  it('makes zero-size messages pay propagation and the per-message cost, loopback only the cost', () => {
+    const sim = makeSim({ ...TWO_CLUSTERS, perByteCostMs: 1 })
+    sim.send(1, 0, 1, 0, 'zero')
+    sim.send(1, 2, 2, MB, 'loop')
+    sim.run()
+    expect(sim.arrival('zero')).toBeCloseTo(1 + 0.15 + COST, 9)
+    expect(sim.arrival('loop')).toBeCloseTo(1 + COST, 9)
+    expect(sim.net.stats().messages).toBe(1)
+  })
+
+  it('shares one WAN link per cluster pair and direction', () => {
+    const size = 10 * MB
+    const alone = makeSim(TWO_CLUSTERS)
+    alone.send(0, 0, 3, size, 'x')
+    alone.run()
+    const oneMs = alone.arrival('x')
+    expect(oneMs).toBeCloseTo(2 * tx(size, PEER_RATE) + tx(size, WAN_RATE) + 3 + COST, 6)
+
+    const shared = makeSim(TWO_CLUSTERS)
+    shared.send(0, 0, 3, size, 'x')
+    shared.send(0, 1, 4, size, 'y')
+    shared.run()
+    const lastMs = Math.max(shared.arrival('x'), shared.arrival('y'))
+    expect(lastMs).toBeCloseTo(oneMs + tx(size, WAN_RATE), 6)
+    expect(lastMs / oneMs).toBeGreaterThan(1.8)
+    expect(Math.min(shared.arrival('x'), shared.arrival('y'))).toBeCloseTo(oneMs, 6)
+
+    // The two directions, and different cluster pairs, are independent links.
+    const three = makeSim({ clusters: [{ name: 'a', peers: 2 }, { name: 'b', peers: 2 }, { name: 'c', peers: 2 }] })
+    three.send(0, 0, 2, size, 'ab')
+    three.send(0, 2, 0, size, 'ba')
+    three.send(0, 1, 4, size, 'ac')
+    three.run()
+    for (const id of ['ab', 'ba', 'ac']) expect(three.arrival(id)).toBeCloseTo(oneMs, 6)
+  })
+
+  it('uses the per-pair WAN rate from a matrix', () => {
+    const sim = makeSim({ ...TWO_CLUSTERS, wanLinkBytesPerSec: [[1, 1e6], [1e6, 1]] })
+    sim.send(0, 3, 0, MB, 'm')
+    sim.run()
+    expect(sim.arrival('m')).toBeCloseTo(2 * tx(MB, PEER_RATE) + 1000 + 3 + COST, 6)
+  })
+
+  it("serialises a sender's uplink and a receiver's downlink", () => {
+    const up = makeSim(TWO_CLUSTERS)
+    up.send(0, 0, 1, MB, 'first')
+    up.send(0, 0, 2, MB, 'second')
+    up.run()
+    const t = tx(MB, PEER_RATE)
+    expect(up.arrival('first')).toBeCloseTo(t + 0.15 + t + COST, 9)
+    expect(up.arrival('second')).toBeCloseTo(2 * t + 0.15 + t + COST, 9)
+
+    const down = makeSim(TWO_CLUSTERS)
+    down.send(0, 0, 2, MB, 'first')
+    down.send(0, 1, 2, MB, 'second')
+    down.run()
+    expect(down.arrival('first')).toBeCloseTo(t + 0.15 + t + COST, 9)
+    expect(down.arrival('second')).toBeCloseTo(t + 0.15 + 2 * t + COST, 9)
+  })
+
+  it("queues messages on the receiver's CPU", () => {
+    const sim = makeSim({ ...TWO_CLUSTERS, perMessageCostMs: 1, perByteCostMs: 0.001 })
+    sim.send(0, 0, 2, 0, 'a')
+    sim.send(0, 1, 2, 1000, 'b')
+    sim.run()
+    expect(sim.arrival('a')).toBeCloseTo(0.15 + 1, 9)
+    expect(sim.arrival('b')).toBeCloseTo(0.15 + 1 + 1 + 1, 9)
+  })
+
+  it('never reorders messages between one pair of peers', () => {
+    const arbSend = fc.record({
+      dtMs: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 50, noNaN: true })),
+      from: fc.nat(5),
+      to: fc.nat(5),
+      size: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 * MB }))
+    })
+    fc.assert(fc.property(fc.array(arbSend, { minLength: 1, maxLength: 80 }), fc.boolean(), (sends, slowCpu) => {
+      const sim = makeSim({
+        clusters: [{ name: 'a', peers: 2 }, { name: 'b', peers: 2 }, { name: 'c', peers: 2 }],
+        interRttMs: [[0, 5, 9], [5, 0, 2], [9, 2, 0]],
+        perMessageCostMs: slowCpu ? 3 : COST
+      })
+      let t = 0
+      sends.forEach((s, i) => {
+        t += s.dtMs
+        sim.send(t, s.from, s.to, s.size, String(i))
+      })
+      sim.run()
+      expect(sim.arrivals).toHaveLength(sends.length)
+      const order = sim.arrivals.map(a => Number(a.id))
+      for (let p = 0; p < 36; p++) {
+        const ofPair = order.filter(i => sends[i]!.from * 6 + sends[i]!.to === p)
+        expect(ofPair).toEqual([...ofPair].sort((x, y) => x - y))
+      }
+    }), { numRuns: 200 })
+  })
+
+  it('counts messages and bytes per cluster pair', () => {
+    const sim = makeSim({ clusters: [{ name: 'a', peers: 2 }, { name: 'b', peers: 2 }, { name: 'c', peers: 1 }] })
+    sim.send(0, 0, 1, 100, 'aa')
+    sim.send(0, 0, 2, 1000, 'ab')
+    sim.send(0, 3, 1, 10, 'ba')
+    sim.send(0, 4, 0, 5, 'ca')
+    sim.send(0, 4, 4, 7, 'loop')
+    sim.run()
+    const s = sim.net.stats()
+    expect(s.messages).toBe(4)
+    expect(s.bytes).toBe(1115)
+    expect(s.wanBytes).toBe(1015)
+    expect(s.bytesBetween(0, 0)).toBe(100)
+    expect(s.bytesBetween(0, 1)).toBe(1010)
+    expect(s.bytesBetween(1, 0)).toBe(1010)
+    expect(s.bytesFromTo(1, 0)).toBe(10)
+    expect(s.bytesBetween(2, 0)).toBe(5)
+    expect(s.bytesBetween(1, 2)).toBe(0)
+    expect(s.bytesBetween(2, 2)).toBe(0)
+    expect(() => s.bytesBetween(0, 3)).toThrow(RangeError)
+  })
+
+  it('validates send arguments', () => {
+    const net = new Network(resolveTopology(TWO_CLUSTERS), () => {})
+    const noop = () => {}
+    for (const size of [-1, NaN, Infinity]) expect(() => net.send(0, 0, 1, size, noop)).toThrow(RangeError)
+    expect(() => net.send(0, 0, 6, 1, noop)).toThrow(RangeError)
+    expect(() => net.send(0, -1, 1, 1, noop)).toThrow(RangeError)
+    expect(() => net.send(NaN, 0, 1, 1, noop)).toThrow(RangeError)
+    expect(net.stats().messages).toBe(0)
+  })
+})

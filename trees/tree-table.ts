@@ -1,0 +1,334 @@
+/**
+ * Every tree this peer is part of: per root, a latency-aware and a bandwidth-aware tree
+ * (003 §IV-B, §IV-C). For each it keeps its parent, the RTT to it, its distance to the
+ * root or its estimated rate, its children and the virtual-node set reachable through
+ * each child.
+ *
+ * Parent changes are cycle-free by construction: before p moves under c, a `check` walks
+ * from c up to the root along parent pointers. Every node it passes is locked (it will not
+ * change its own parent) until p commits or gives up, and the check fails if it meets p.
+ * So when p commits, the path c..root is exactly as checked and does not contain p.
+ */
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import type { ProbeTreeEntry, TreeOp } from '../overlay/messages.ts'
+import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC } from './parent-rules.ts'
+import { TREE_KINDS, treeKey, type TreeKind } from './tree-kind.ts'
+
+/** A parent change under way. */
+interface PendingAttach { id: number, candidate: PeerId, rttMs: number, metric: number, linkEst: number, sentAt: number }
+
+/** One tree as this peer sees it. */
+export interface TreeState {
+  readonly kind: TreeKind
+  readonly root: PeerId
+  parent: PeerId | null
+  /** RTT to the parent, ms. */
+  parentRttMs: number
+  /** bw(p,parent) / n_children(parent) at attach time (bandwidth tree). */
+  linkEst: number
+  /** lat: dist to the root (ms); bw: estimated rate from the root (bytes/s). */
+  metric: number
+  /** Children and the virtual nodes reachable through each. */
+  readonly children: Map<PeerId, IntervalSet>
+  /** Own virtual nodes plus all children's reach. */
+  reach: IntervalSet
+  /** What the parent was last told this subtree reaches. */
+  sentReach: IntervalSet | null
+  /** Metric last sent to the children. */
+  sentMetric: number
+  /** Checks passing through this peer: key -> expiry time. */
+  readonly locks: Map<string, number>
+  pending: PendingAttach | null
+}
+
+/** What the table needs from the peer around it. */
+export interface TreeHost {
+  readonly self: PeerId
+  owned (): IntervalSet
+  isAlive (peer: PeerId): boolean
+  sendOp (to: PeerId, op: TreeOp): void
+  parentChanged (kind: TreeKind, root: PeerId, parent: PeerId | null): void
+}
+
+/** Counters of tree activity. */
+export interface TreeStats { parentChanges: number, checksRejected: number, attachesAborted: number }
+
+/** All trees of one peer. */
+export class TreeTable {
+  private readonly trees = new Map<string, TreeState>()
+  private nextId = 1
+  private connected = 0
+  readonly stats: TreeStats = { parentChanges: 0, checksRejected: 0, attachesAborted: 0 }
+
+  constructor (private readonly host: TreeHost, private readonly lockTimeoutMs: number) {}
+
+  /** The tree of `root` of this kind, if known. */
+  get (kind: TreeKind, root: PeerId): TreeState | undefined {
+    return this.trees.get(treeKey(kind, root))
+  }
+
+  /** Creates both trees of `root` if missing. */
+  ensureRoot (root: PeerId): void {
+    for (const kind of TREE_KINDS) {
+      const key = treeKey(kind, root)
+      if (this.trees.has(key)) continue
+      const isRoot = root === this.host.self
+      this.trees.set(key, {
+        kind,
+        root,
+        parent: null,
+        parentRttMs: Infinity,
+        linkEst: 0,
+        metric: isRoot ? (kind === 'lat' ? 0 : ROOT_EST_BYTES_PER_SEC) : noParentMetric(kind),
+        children: new Map(),
+        reach: this.host.owned(),
+        sentReach: null,
+        sentMetric: NaN,
+        locks: new Map(),
+        pending: null
+      })
+    }
+  }
+
+  /** Drops both trees of a root that left or died. */
+  removeRoot (root: PeerId): void {
+    for (const kind of TREE_KINDS) {
+      const key = treeKey(kind, root)
+      const st = this.trees.get(key)
+      if (st === undefined) continue
+      if (st.parent !== null) this.connected--
+      this.trees.delete(key)
+    }
+  }
+
+  /** A peer is gone: orphan the trees it parented, drop it as a child. Returns true if it was a parent somewhere. */
+  peerGone (peer: PeerId): boolean {
+    let wasParent = false
+    for (const st of this.trees.values()) {
+      if (st.parent === peer) {
+        wasParent = true
+        this.setParent(st, null)
+      }
+      if (st.children.delete(peer)) this.recomputeReach(st)
+      if (st.pending?.candidate === peer) st.pending = null
+    }
+    return wasParent
+  }
+
+  /** Own virtual nodes changed: every tree's reach changes. */
+  ownedChanged (): void {
+    for (const st of this.trees.values()) this.recomputeReach(st)
+  }
+
+  /** Trees (of other roots) in which this peer has no parent. */
+  parentlessCount (): number {
+    let n = 0
+    for (const st of this.trees.values()) if (st.root !== this.host.self && st.parent === null) n++
+    return n
+  }
+
+  /** Trees (of other roots) in which this peer has a parent: kept incrementally. */
+  get connectedCount (): number { return this.connected }
+
+  /** The largest distance to a root over the latency trees this peer is connected in. */
+  maxDistMs (): number {
+    let max = 0
+    for (const st of this.trees.values()) {
+      if (st.kind === 'lat' && Number.isFinite(st.metric) && st.metric > max) max = st.metric
+    }
+    return max
+  }
+
+  /** This peer's state for every tree, as carried in a probe reply. */
+  probeEntries (): ProbeTreeEntry[] {
+    const byRoot = new Map<PeerId, { dist: number, est: number, latChildren: number, bwChildren: number }>()
+    for (const st of this.trees.values()) {
+      let e = byRoot.get(st.root)
+      if (e === undefined) { e = { dist: -1, est: -1, latChildren: 0, bwChildren: 0 }; byRoot.set(st.root, e) }
+      const connected = st.root === this.host.self || st.parent !== null
+      if (st.kind === 'lat') {
+        e.dist = connected && Number.isFinite(st.metric) ? st.metric : -1
+        e.latChildren = st.children.size
+      } else {
+        e.est = connected ? st.metric : -1
+        e.bwChildren = st.children.size
+      }
+    }
+    return [...byRoot].map(([root, e]) => ({ root, ...e }))
+  }
+
+  /**
+   * Judges a probed candidate for every tree at once (003 §IV-A) and starts a parent
+   * change wherever the candidate is better. Returns the number of changes started.
+   */
+  judge (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number, entries: readonly ProbeTreeEntry[]): number {
+    let started = 0
+    for (const e of entries) {
+      if (e.root === this.host.self || !this.host.isAlive(e.root)) continue
+      this.ensureRoot(e.root)
+      for (const kind of TREE_KINDS) {
+        const st = this.get(kind, e.root)
+        if (st === undefined) continue
+        this.expire(st, now)
+        if (st.pending !== null || st.locks.size > 0) continue
+        const hasParent = st.parent !== null
+        if (kind === 'lat') {
+          if (st.parent === cand) {
+            if (e.dist >= 0) { st.parentRttMs = rttMs; st.metric = e.dist + rttMs }
+            continue
+          }
+          if (latencyPrefers(hasParent, st.parentRttMs, st.metric, rttMs, e.dist)) {
+            this.startAttach(now, st, cand, rttMs, e.dist + rttMs, 0)
+            started++
+          }
+        } else {
+          const isChild = st.parent === cand
+          const linkEst = bwBytesPerSec / Math.max(1, e.bwChildren + (isChild ? 0 : 1))
+          const est = bandwidthEstimate(e.est, bwBytesPerSec, e.bwChildren, isChild)
+          if (isChild) {
+            if (est >= 0) { st.parentRttMs = rttMs; st.linkEst = linkEst; st.metric = est }
+            continue
+          }
+          if (bandwidthPrefers(hasParent, st.metric, est)) {
+            this.startAttach(now, st, cand, rttMs, est, linkEst)
+            started++
+          }
+        }
+      }
+    }
+    return started
+  }
+
+  /** Handles one tree operation from `from`. */
+  handleOp (now: number, from: PeerId, op: TreeOp): void {
+    const st = this.get(op.kind, op.root)
+    switch (op.op) {
+      case 'check': return this.onCheck(now, st, op)
+      case 'result': return this.onResult(now, st, op)
+      case 'adopt':
+        if (st === undefined) { this.host.sendOp(from, { op: 'detach', kind: op.kind, root: op.root }); return }
+        st.children.set(from, op.reach)
+        this.recomputeReach(st)
+        return
+      case 'detach':
+        if (st === undefined) return
+        if (st.children.delete(from)) this.recomputeReach(st)
+        if (st.parent === from) this.setParent(st, null)
+        return
+      case 'unlock':
+        st?.locks.delete(`${op.origin}#${op.id}`)
+        return
+      case 'reach':
+        if (st === undefined || !st.children.has(from)) return
+        st.children.set(from, op.reach)
+        this.recomputeReach(st)
+        return
+      case 'metric':
+        if (st === undefined || st.parent !== from) return
+        st.metric = st.kind === 'lat' ? op.value + st.parentRttMs : Math.min(op.value, st.linkEst)
+    }
+  }
+
+  /**
+   * Sends what changed since the last flush: subtree reach to parents, metrics to
+   * children. Called once per handled event so updates batch per neighbour.
+   */
+  flush (): void {
+    for (const st of this.trees.values()) {
+      if (st.parent !== null && (st.sentReach === null || !st.sentReach.equals(st.reach))) {
+        st.sentReach = st.reach
+        this.host.sendOp(st.parent, { op: 'reach', kind: st.kind, root: st.root, reach: st.reach })
+      }
+      const connected = st.root === this.host.self || st.parent !== null
+      if (connected && st.children.size > 0 && !closeEnough(st.metric, st.sentMetric)) {
+        st.sentMetric = st.metric
+        for (const child of st.children.keys()) this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: st.metric })
+      }
+    }
+  }
+
+  /** Every tree, for views and the simulator's checks. */
+  all (): IterableIterator<TreeState> {
+    return this.trees.values()
+  }
+
+  private startAttach (now: number, st: TreeState, cand: PeerId, rttMs: number, metric: number, linkEst: number): void {
+    const id = this.nextId++
+    st.pending = { id, candidate: cand, rttMs, metric, linkEst, sentAt: now }
+    this.host.sendOp(cand, { op: 'check', kind: st.kind, root: st.root, id, origin: this.host.self, dist: 0, path: [] })
+  }
+
+  private onCheck (now: number, st: TreeState | undefined, op: Extract<TreeOp, { op: 'check' }>): void {
+    const self = this.host.self
+    const path = [...op.path, self]
+    const reject = (): void => {
+      this.stats.checksRejected++
+      this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: false, dist: 0, path: op.path })
+    }
+    if (op.origin === self) { reject(); return }
+    if (op.root === self) {
+      this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: true, dist: op.dist, path: op.path })
+      return
+    }
+    if (st === undefined || st.parent === null || path.length > 1024) { reject(); return }
+    st.locks.set(`${op.origin}#${op.id}`, now + this.lockTimeoutMs)
+    this.host.sendOp(st.parent, { ...op, dist: op.dist + st.parentRttMs, path })
+  }
+
+  private onResult (now: number, st: TreeState | undefined, op: Extract<TreeOp, { op: 'result' }>): void {
+    for (const node of op.path) this.host.sendOp(node, { op: 'unlock', kind: op.kind, root: op.root, id: op.id, origin: this.host.self })
+    if (st === undefined || st.pending === null || st.pending.id !== op.id) return
+    const p = st.pending
+    st.pending = null
+    if (!op.ok) return
+    this.expire(st, now)
+    if (st.locks.size > 0 || now - p.sentAt > this.lockTimeoutMs / 2 || !this.host.isAlive(p.candidate)) {
+      this.stats.attachesAborted++
+      return
+    }
+    const old = st.parent
+    st.parentRttMs = p.rttMs
+    st.linkEst = p.linkEst
+    st.metric = st.kind === 'lat' ? op.dist + p.rttMs : p.metric
+    this.setParent(st, p.candidate)
+    st.sentReach = st.reach
+    this.host.sendOp(p.candidate, { op: 'adopt', kind: st.kind, root: st.root, reach: st.reach })
+    if (old !== null && old !== p.candidate) this.host.sendOp(old, { op: 'detach', kind: st.kind, root: st.root })
+  }
+
+  private setParent (st: TreeState, parent: PeerId | null): void {
+    if (st.parent === parent) return
+    if (st.parent === null && parent !== null) this.connected++
+    if (st.parent !== null && parent === null) this.connected--
+    st.parent = parent
+    if (parent === null) {
+      st.metric = noParentMetric(st.kind)
+      st.parentRttMs = Infinity
+      st.sentReach = null
+    }
+    this.stats.parentChanges++
+    this.host.parentChanged(st.kind, st.root, parent)
+  }
+
+  private recomputeReach (st: TreeState): void {
+    let reach = this.host.owned()
+    for (const r of st.children.values()) reach = reach.union(r)
+    st.reach = reach
+  }
+
+  private expire (st: TreeState, now: number): void {
+    if (st.pending !== null && now - st.pending.sentAt > this.lockTimeoutMs) st.pending = null
+    for (const [k, at] of st.locks) if (at <= now) st.locks.delete(k)
+  }
+}
+
+function noParentMetric (kind: TreeKind): number {
+  return kind === 'lat' ? Infinity : 0
+}
+
+function closeEnough (a: number, b: number): boolean {
+  if (a === b) return true
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return false
+  return Math.abs(a - b) <= 0.01 * Math.max(Math.abs(a), Math.abs(b))
+}

@@ -1,0 +1,182 @@
+/**
+ * The ownership map: which peer owns each virtual node, as versioned records.
+ *
+ * Every peer keeps one of these as its *view*. Records only ever win by version (then by
+ * owner id, so that two records of the same version resolve the same way at every peer):
+ * a stale claim never overwrites a newer one, and applying the same records in any order
+ * gives the same map.
+ */
+import { IntervalSet } from './interval-set.ts'
+import type { PeerId } from './peer-id.ts'
+
+/** One claim: `owner` owns `ranges` as of `version`. */
+export interface OwnershipRecord {
+  readonly ranges: IntervalSet
+  readonly owner: PeerId
+  readonly version: number
+}
+
+/** Does a claim (version a, owner ownerA) beat an existing one (version b, owner ownerB)? */
+export function claimBeats (versionA: number, ownerA: PeerId, versionB: number, ownerB: PeerId): boolean {
+  return versionA > versionB || (versionA === versionB && ownerA > ownerB)
+}
+
+interface Segment { start: number, end: number, owner: PeerId, version: number }
+
+/** A total map from 0..size-1 to (owner, version), kept as sorted segments. */
+export class OwnershipMap {
+  readonly size: number
+  private segments: Segment[]
+
+  /**
+   * A map in which `initialOwner` owns everything at `initialVersion`. With the defaults
+   * (nobody, version -1) any record wins, so a view can be built from a snapshot's records.
+   */
+  constructor (size: number, initialOwner: PeerId = '', initialVersion = -1) {
+    this.size = size
+    this.segments = size > 0 ? [{ start: 0, end: size, owner: initialOwner, version: initialVersion }] : []
+  }
+
+  /** Builds a view from records (a snapshot, or an initial assignment at version 0). */
+  static fromRecords (size: number, records: Iterable<OwnershipRecord>): OwnershipMap {
+    const map = new OwnershipMap(size)
+    for (const r of records) map.apply(r)
+    return map
+  }
+
+  /** True when every virtual node has a real owner (no gap left from an empty start). */
+  isComplete (): boolean {
+    return this.segments.every((s) => s.version >= 0 && s.owner !== '')
+  }
+
+  /** The owner of `vnode` in this view. */
+  ownerOf (vnode: number): PeerId | undefined {
+    const i = this.indexOf(vnode)
+    return i < 0 ? undefined : this.segments[i]?.owner
+  }
+
+  /** The version of the record that covers `vnode`. */
+  versionOf (vnode: number): number {
+    const i = this.indexOf(vnode)
+    return i < 0 ? -1 : (this.segments[i]?.version ?? -1)
+  }
+
+  /** The highest version among the records covering any of `set`. */
+  maxVersionIn (set: IntervalSet): number {
+    let max = -1
+    for (const [s, e] of set.ranges) {
+      for (const seg of this.segments) {
+        if (seg.end <= s) continue
+        if (seg.start >= e) break
+        if (seg.version > max) max = seg.version
+      }
+    }
+    return max
+  }
+
+  /** Everything `peer` owns in this view. */
+  rangesOf (peer: PeerId): IntervalSet {
+    const out: Array<[number, number]> = []
+    for (const seg of this.segments) if (seg.owner === peer) out.push([seg.start, seg.end])
+    return IntervalSet.fromRanges(out)
+  }
+
+  /** Splits `set` by owner: one entry per owner with the part of `set` it owns. */
+  partition (set: IntervalSet): Map<PeerId, IntervalSet> {
+    const parts = new Map<PeerId, Array<[number, number]>>()
+    for (const [s, e] of set.ranges) {
+      let i = Math.max(0, this.indexOf(s))
+      for (; i < this.segments.length; i++) {
+        const seg = this.segments[i]
+        if (seg === undefined || seg.start >= e) break
+        const lo = Math.max(s, seg.start)
+        const hi = Math.min(e, seg.end)
+        if (lo >= hi) continue
+        let list = parts.get(seg.owner)
+        if (list === undefined) { list = []; parts.set(seg.owner, list) }
+        list.push([lo, hi])
+      }
+    }
+    const out = new Map<PeerId, IntervalSet>()
+    for (const [peer, list] of parts) out.set(peer, IntervalSet.fromRanges(list))
+    return out
+  }
+
+  /** Number of virtual nodes each owner holds. */
+  loads (): Map<PeerId, number> {
+    const out = new Map<PeerId, number>()
+    for (const seg of this.segments) out.set(seg.owner, (out.get(seg.owner) ?? 0) + seg.end - seg.start)
+    return out
+  }
+
+  /**
+   * Applies a record; returns the part of its ranges where it won (possibly empty).
+   * Ranges outside 0..size-1 are ignored.
+   */
+  apply (record: OwnershipRecord): IntervalSet {
+    const won: Array<[number, number]> = []
+    const next: Segment[] = []
+    const clipped = record.ranges.intersection(IntervalSet.range(0, this.size))
+    if (clipped.isEmpty) return IntervalSet.EMPTY
+    const ranges = clipped.ranges
+    let r = 0
+    for (const seg of this.segments) {
+      let cursor = seg.start
+      while (cursor < seg.end) {
+        while (r < ranges.length && (ranges[r]?.[1] ?? 0) <= cursor) r++
+        const range = ranges[r]
+        if (range === undefined || range[0] >= seg.end) {
+          pushSeg(next, cursor, seg.end, seg.owner, seg.version)
+          cursor = seg.end
+          break
+        }
+        if (range[0] > cursor) {
+          pushSeg(next, cursor, range[0], seg.owner, seg.version)
+          cursor = range[0]
+        }
+        const hi = Math.min(range[1], seg.end)
+        if (claimBeats(record.version, record.owner, seg.version, seg.owner)) {
+          pushSeg(next, cursor, hi, record.owner, record.version)
+          won.push([cursor, hi])
+        } else {
+          pushSeg(next, cursor, hi, seg.owner, seg.version)
+        }
+        cursor = hi
+      }
+    }
+    this.segments = next
+    return IntervalSet.fromRanges(won)
+  }
+
+  /** All records of this view, for a snapshot sent to a joining peer. */
+  records (): OwnershipRecord[] {
+    return this.segments.map((s) => ({ ranges: IntervalSet.range(s.start, s.end), owner: s.owner, version: s.version }))
+  }
+
+  /** Number of segments (a bound on snapshot size). */
+  get segmentCount (): number { return this.segments.length }
+
+  private indexOf (vnode: number): number {
+    let lo = 0
+    let hi = this.segments.length - 1
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1
+      const seg = this.segments[mid]
+      if (seg === undefined) return -1
+      if (vnode < seg.start) hi = mid - 1
+      else if (vnode >= seg.end) lo = mid + 1
+      else return mid
+    }
+    return -1
+  }
+}
+
+function pushSeg (out: Segment[], start: number, end: number, owner: PeerId, version: number): void {
+  if (start >= end) return
+  const last = out[out.length - 1]
+  if (last !== undefined && last.end === start && last.owner === owner && last.version === version) {
+    last.end = end
+    return
+  }
+  out.push({ start, end, owner, version })
+}
