@@ -59,6 +59,8 @@ export class TreeTable {
   private readonly trees = new Map<string, TreeState>()
   private nextId = 1
   private connected = 0
+  /** Trees whose reach or metric may have changed since the last flush. */
+  private readonly dirty = new Set<TreeState>()
   readonly stats: TreeStats = { parentChanges: 0, checksRejected: 0, attachesAborted: 0 }
 
   constructor (private readonly host: TreeHost, private readonly lockTimeoutMs: number) {}
@@ -175,7 +177,7 @@ export class TreeTable {
         const hasParent = st.parent !== null
         if (kind === 'lat') {
           if (st.parent === cand) {
-            if (e.dist >= 0) { st.parentRttMs = rttMs; st.metric = e.dist + rttMs }
+            if (e.dist >= 0) { st.parentRttMs = rttMs; st.metric = e.dist + rttMs; this.dirty.add(st) }
             continue
           }
           if (latencyPrefers(hasParent, st.parentRttMs, st.metric, rttMs, e.dist)) {
@@ -187,7 +189,7 @@ export class TreeTable {
           const linkEst = bwBytesPerSec / Math.max(1, e.bwChildren + (isChild ? 0 : 1))
           const est = bandwidthEstimate(e.est, bwBytesPerSec, e.bwChildren, isChild)
           if (isChild) {
-            if (est >= 0) { st.parentRttMs = rttMs; st.linkEst = linkEst; st.metric = est }
+            if (est >= 0) { st.parentRttMs = rttMs; st.linkEst = linkEst; st.metric = est; this.dirty.add(st) }
             continue
           }
           if (bandwidthPrefers(hasParent, st.metric, est)) {
@@ -227,6 +229,7 @@ export class TreeTable {
       case 'metric':
         if (st === undefined || st.parent !== from) return
         st.metric = st.kind === 'lat' ? op.value + st.parentRttMs : Math.min(op.value, st.linkEst)
+        this.dirty.add(st)
     }
   }
 
@@ -235,7 +238,11 @@ export class TreeTable {
    * children. Called once per handled event so updates batch per neighbour.
    */
   flush (): void {
-    for (const st of this.trees.values()) {
+    if (this.dirty.size === 0) return
+    const dirty = [...this.dirty]
+    this.dirty.clear()
+    for (const st of dirty) {
+      if (this.trees.get(treeKey(st.kind, st.root)) !== st) continue
       if (st.parent !== null && (st.sentReach === null || !st.sentReach.equals(st.reach))) {
         st.sentReach = st.reach
         this.host.sendOp(st.parent, { op: 'reach', kind: st.kind, root: st.root, reach: st.reach })
@@ -291,6 +298,7 @@ export class TreeTable {
     st.parentRttMs = p.rttMs
     st.linkEst = p.linkEst
     st.metric = st.kind === 'lat' ? op.dist + p.rttMs : p.metric
+    this.dirty.add(st)
     this.setParent(st, p.candidate)
     st.sentReach = st.reach
     this.host.sendOp(p.candidate, { op: 'adopt', kind: st.kind, root: st.root, reach: st.reach })
@@ -302,6 +310,7 @@ export class TreeTable {
     if (st.parent === null && parent !== null) this.connected++
     if (st.parent !== null && parent === null) this.connected--
     st.parent = parent
+    this.dirty.add(st)
     if (parent === null) {
       st.metric = noParentMetric(st.kind)
       st.parentRttMs = Infinity
@@ -315,6 +324,7 @@ export class TreeTable {
     let reach = this.host.owned()
     for (const r of st.children.values()) reach = reach.union(r)
     st.reach = reach
+    this.dirty.add(st)
   }
 
   private expire (st: TreeState, now: number): void {

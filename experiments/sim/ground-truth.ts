@@ -9,7 +9,17 @@ import { hashString } from './rng.ts'
 
 /** Element i of virtual node v's contribution: small integers, so sums are exact. */
 export function contributionOf (id: string, v: number, i: number): number {
-  return ((v * 7919 + i * 104729 + (hashString(id) & 0xffff)) % 1000) + 1
+  return contributionWithSalt(idSalt(id), v, i)
+}
+
+/** The per-reduction salt of {@link contributionOf}. */
+export function idSalt (id: string): number {
+  return hashString(id) & 0xffff
+}
+
+/** {@link contributionOf} with the salt computed once. */
+export function contributionWithSalt (salt: number, v: number, i: number): number {
+  return ((v * 7919 + i * 104729 + salt) % 1000) + 1
 }
 
 /** The combined contribution of `vnodes`. */
@@ -18,8 +28,9 @@ export function contribute (id: string, op: string, length: number, vnodes: Inte
   if (combine === undefined) throw new Error(`simulated application has no operation '${op}'`)
   let acc: Float64Array | null = null
   const one = new Float64Array(length)
+  const salt = idSalt(id)
   for (const v of vnodes.values()) {
-    for (let i = 0; i < length; i++) one[i] = contributionOf(id, v, i)
+    for (let i = 0; i < length; i++) one[i] = contributionWithSalt(salt, v, i)
     if (acc === null) acc = Float64Array.from(one)
     else combine(acc, one)
   }

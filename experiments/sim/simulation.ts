@@ -12,7 +12,7 @@ import { EventQueue } from './event-queue.ts'
 import { Network, resolveTopology, type Topology } from './network.ts'
 import { Rng } from './rng.ts'
 import { Checker } from './checker.ts'
-import { contribute, contributionOf } from './ground-truth.ts'
+import { contribute, contributionWithSalt, idSalt } from './ground-truth.ts'
 import type { Action, PeerSelector, Scenario } from './scenario.ts'
 import type { BroadcastReport, ReductionReport, RepairReport, SimReport } from './report.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
@@ -410,8 +410,9 @@ export class Simulation {
     const combine = BUILTIN_OPS.get(r.op)
     const acc = new Float64Array(r.length)
     const one = new Float64Array(r.length)
+    const salt = idSalt(r.id)
     for (let v = 0; v < this.vnodes; v++) {
-      for (let i = 0; i < r.length; i++) one[i] = contributionOf(r.id, v, i)
+      for (let i = 0; i < r.length; i++) one[i] = contributionWithSalt(salt, v, i)
       if (v === 0) acc.set(one)
       else combine?.(acc, one)
     }
