@@ -330,8 +330,20 @@ describe('Network', () => {
     expect(down.arrival('second')).toBeCloseTo(t + 0.15 + 2 * t + COST, 9)
   })
 
+  it('lets small messages interleave with other flows but never overtake their own pair', () => {
+    const sim = makeSim(TWO_CLUSTERS)
+    sim.send(0, 0, 2, MB, 'bulk')
+    sim.send(0, 1, 2, 100, 'other-pair-small')
+    sim.send(0, 0, 2, 100, 'same-pair-small')
+    sim.run()
+    // Another sender's small message does not wait for the bulk transfer to drain.
+    expect(sim.arrival('other-pair-small')).toBeLessThan(sim.arrival('bulk'))
+    // A small message of the same pair stays behind the earlier bulk one (FIFO per pair).
+    expect(sim.arrival('same-pair-small')).toBeGreaterThanOrEqual(sim.arrival('bulk'))
+  })
+
   it("queues messages on the receiver's CPU", () => {
-    const sim = makeSim({ ...TWO_CLUSTERS, perMessageCostMs: 1, perByteCostMs: 0.001 })
+    const sim = makeSim({ ...TWO_CLUSTERS, perMessageCostMs: 1, perByteCostMs: 0.001, smallMessageBytes: 0 })
     sim.send(0, 0, 2, 0, 'a')
     sim.send(0, 1, 2, 1000, 'b')
     sim.run()

@@ -83,6 +83,8 @@ export class Network {
   private readonly wanBytesPerSec: Float64Array
   private readonly oneWayMs: Float64Array
   private readonly pairBytes: Float64Array
+  /** Per directed peer pair: ordering state for the small-message fast path. */
+  private readonly pairs = new Map<number, PairOrder>()
   private messages = 0
   private bytes = 0
   private wanBytes = 0
@@ -133,12 +135,20 @@ export class Network {
     this.messages++
     this.bytes += sizeBytes
     this.pairBytes[pair] = (this.pairBytes[pair] as number) + sizeBytes
+    if (this.topology.smallMessageBytes > 0 && sizeBytes <= this.topology.smallMessageBytes) {
+      this.sendSmall(nowMs, from, to, sizeBytes, ca !== cb, onArrive)
+      return
+    }
+    const order = this.pairOrder(from, to)
+    const seq = order.nextSeq++
+    order.bulk.push(seq)
+    const resolve = (doneMs: number): void => this.bulkResolved(order, seq, doneMs)
     const departMs = Math.max(nowMs, this.uplinkFreeAtMs[from] as number) + sizeBytes * MS_PER_SEC / this.topology.peerLinkBytesPerSec
     this.uplinkFreeAtMs[from] = departMs
     const oneWayMs = this.oneWayMs[pair] as number
     if (ca === cb) {
       const arriveMs = departMs + oneWayMs
-      this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive))
+      this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive, resolve))
       return
     }
     this.wanBytes += sizeBytes
@@ -146,7 +156,7 @@ export class Network {
       const wanDoneMs = Math.max(departMs, this.wanFreeAtMs[pair] as number) + sizeBytes * MS_PER_SEC / (this.wanBytesPerSec[pair] as number)
       this.wanFreeAtMs[pair] = wanDoneMs
       const arriveMs = wanDoneMs + oneWayMs
-      this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive))
+      this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive, resolve))
     })
   }
 
@@ -169,12 +179,64 @@ export class Network {
   }
 
   /** The message reaches `to` at `arriveMs`: its downlink, then its CPU. */
-  private receive(arriveMs: number, to: number, sizeBytes: number, onArrive: () => void): void {
+  private receive(arriveMs: number, to: number, sizeBytes: number, onArrive: () => void, resolve: (doneMs: number) => void): void {
     const t = this.topology
     const downDoneMs = Math.max(arriveMs, this.downlinkFreeAtMs[to] as number) + sizeBytes * MS_PER_SEC / t.peerLinkBytesPerSec
     this.downlinkFreeAtMs[to] = downDoneMs
     const doneMs = Math.max(downDoneMs, this.cpuFreeAtMs[to] as number) + t.perMessageCostMs + sizeBytes * t.perByteCostMs
     this.cpuFreeAtMs[to] = doneMs
     this.schedule(doneMs, onArrive)
+    resolve(doneMs)
+  }
+
+  /**
+   * A message that fits in one packet: it pays serialization and propagation but does not
+   * wait behind other flows' queued bulk data (packet-level interleaving), and it takes no
+   * measurable capacity. It is never delivered before an earlier message of the same pair:
+   * it waits until every earlier bulk message of the pair has its delivery time.
+   */
+  private sendSmall(nowMs: number, from: number, to: number, sizeBytes: number, wan: boolean, onArrive: () => void): void {
+    const t = this.topology
+    const pair = (this.clusterIndex[from] as number) * this.k + (this.clusterIndex[to] as number)
+    if (wan) this.wanBytes += sizeBytes
+    let fastMs = nowMs + 2 * sizeBytes * MS_PER_SEC / t.peerLinkBytesPerSec + (this.oneWayMs[pair] as number) + t.perMessageCostMs + sizeBytes * t.perByteCostMs
+    if (wan) fastMs += sizeBytes * MS_PER_SEC / (this.wanBytesPerSec[pair] as number)
+    const order = this.pairOrder(from, to)
+    const seq = order.nextSeq++
+    if (order.bulk.length === 0) {
+      const at = Math.max(fastMs, order.lastMs)
+      order.lastMs = at
+      this.schedule(at, onArrive)
+    } else {
+      order.waiting.push({ seq, fastMs, onArrive })
+    }
+  }
+
+  private bulkResolved(order: PairOrder, seq: number, doneMs: number): void {
+    if (order.bulk[0] === seq) order.bulk.shift()
+    else order.bulk.splice(order.bulk.indexOf(seq), 1)
+    if (doneMs > order.lastMs) order.lastMs = doneMs
+    const next = order.bulk[0] ?? Infinity
+    while (order.waiting.length > 0 && (order.waiting[0] as SmallWaiting).seq < next) {
+      const w = order.waiting.shift() as SmallWaiting
+      const at = Math.max(w.fastMs, order.lastMs)
+      order.lastMs = at
+      this.schedule(at, w.onArrive)
+    }
+  }
+
+  private pairOrder(from: number, to: number): PairOrder {
+    const key = from * this.topology.peerCount + to
+    let o = this.pairs.get(key)
+    if (o === undefined) {
+      o = { nextSeq: 0, bulk: [], waiting: [], lastMs: 0 }
+      this.pairs.set(key, o)
+    }
+    return o
   }
 }
+
+interface SmallWaiting { seq: number, fastMs: number, onArrive: () => void }
+
+/** Ordering state of one directed pair: bulk messages whose delivery time is not known yet, smalls waiting for them. */
+interface PairOrder { nextSeq: number, bulk: number[], waiting: SmallWaiting[], lastMs: number }

@@ -419,6 +419,34 @@ export class Simulation {
     return [...acc]
   }
 
+  /** Shape of the trees of `root` now: depth, fan-out, edges crossing clusters. */
+  treeShape (rootName: string): Record<string, { depth: number, maxChildren: number, wanEdges: number, parentless: number }> {
+    const out: Record<string, { depth: number, maxChildren: number, wanEdges: number, parentless: number }> = {}
+    for (const kind of ['lat', 'bw'] as const) {
+      const parent = new Map<number, number>()
+      const kids = new Map<number, number>()
+      let parentless = 0
+      for (const p of this.peers) {
+        const st = p.core?.trees.get(kind, rootName)
+        if (st == null || p.name === rootName) continue
+        if (st.parent === null) { parentless++; continue }
+        const q = this.byName.get(st.parent) as number
+        parent.set(p.index, q)
+        kids.set(q, (kids.get(q) ?? 0) + 1)
+      }
+      let depth = 0
+      let wanEdges = 0
+      for (const [c, q] of parent) {
+        if (this.topology.clusterOf(c) !== this.topology.clusterOf(q)) wanEdges++
+        let d = 0
+        for (let x: number | undefined = c; x !== undefined && d < 10000; x = parent.get(x)) d++
+        if (d > depth) depth = d
+      }
+      out[kind] = { depth, maxChildren: Math.max(0, ...kids.values()), wanEdges, parentless }
+    }
+    return out
+  }
+
   /** Why the overlay is not stable now (for debugging). */
   debugStability (): string {
     const lines = [`running=${this.running} probing=${this.probingCount} known=${this.sumKnownAlive} connected=${this.sumConnected}`]

@@ -17,6 +17,8 @@ export const DEFAULT_WAN_LINK_BYTES_PER_SEC = 12_500_000
 export const DEFAULT_PER_MESSAGE_COST_MS = 0.005
 /** Receiver CPU cost per byte default. */
 export const DEFAULT_PER_BYTE_COST_MS = 0
+/** One Ethernet MTU: a message that fits in a packet interleaves with bulk flows. */
+export const DEFAULT_SMALL_MESSAGE_BYTES = 1500
 
 /** One cluster (a LAN) of a topology. */
 export interface ClusterInit {
@@ -62,6 +64,13 @@ export interface TopologyInit {
    * @default 0
    */
   perByteCostMs?: number
+  /**
+   * Messages up to this size model packet-level interleaving: they do not wait behind
+   * other flows' queued bulk data (only behind earlier messages of the same peer pair).
+   * 0 turns this off (every message queues FIFO).
+   * @default 1500
+   */
+  smallMessageBytes?: number
 }
 
 /** A cluster of a resolved topology. */
@@ -90,6 +99,7 @@ export interface Topology {
   readonly perMessageCostMs: number
   /** Receiver CPU time per byte. */
   readonly perByteCostMs: number
+  readonly smallMessageBytes: number
   /** Total number of peers N; peers are numbered 0..N-1. */
   readonly peerCount: number
   /** The cluster index of `peer`; throws a `RangeError` for a peer outside 0..N-1. */
@@ -166,6 +176,7 @@ export function resolveTopology(init: TopologyInit): Topology {
   const wanLinkBytesPerSec = resolveMatrix('wanLinkBytesPerSec', init.wanLinkBytesPerSec ?? DEFAULT_WAN_LINK_BYTES_PER_SEC, k, 'positive', () => Infinity)
   const perMessageCostMs = checkNumber('perMessageCostMs', init.perMessageCostMs ?? DEFAULT_PER_MESSAGE_COST_MS, 'zero')
   const perByteCostMs = checkNumber('perByteCostMs', init.perByteCostMs ?? DEFAULT_PER_BYTE_COST_MS, 'zero')
+  const smallMessageBytes = checkNumber('smallMessageBytes', init.smallMessageBytes ?? DEFAULT_SMALL_MESSAGE_BYTES, 'zero')
   const last = clusters[k - 1] as ResolvedCluster
   const peerCount = last.firstPeer + last.peers
   const clusterIndex = new Uint32Array(peerCount)
@@ -187,6 +198,7 @@ export function resolveTopology(init: TopologyInit): Topology {
     wanLinkBytesPerSec,
     perMessageCostMs,
     perByteCostMs,
+    smallMessageBytes,
     peerCount,
     clusterOf,
     rttMs,

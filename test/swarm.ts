@@ -1,0 +1,125 @@
+/**
+ * Random scenarios for swarm tests of the simulator: a small multi-cluster topology and a
+ * few seconds of random broadcasts, reductions, joins, rejoins, leaves and crashes. The
+ * scenario is a pure function of the seed (drawn from the simulator's own `Rng`), so a
+ * failing seed replays exactly.
+ */
+import { Rng } from '../experiments/sim/rng.ts'
+import type { Action, Scenario } from '../experiments/sim/scenario.ts'
+import { peerName } from '../experiments/sim/simulation.ts'
+
+/** Overrides of the random shape. */
+export interface SwarmOptions {
+  /** Total peers in the topology (including those not started at time 0). @default 8-24 */
+  peers?: number
+  /** Number of clusters. @default 2-4 */
+  clusters?: number
+  /** Number of scheduled actions. @default 8-17 */
+  events?: number
+}
+
+/** Fewest running peers a leave or crash may leave behind. */
+export const MIN_RUNNING = 3
+/** When the random schedule starts and how long it spans (ms of virtual time). */
+export const SCHEDULE_START_MS = 300
+export const SCHEDULE_SPAN_MS = 3000
+/** A peer that joined is used as a root only this long after its join (its join must have completed). */
+const ROOT_AFTER_JOIN_MS = 400
+const MAX_BROADCAST_BYTES = 600 * 1024
+const OPS = ['sum', 'min', 'max'] as const
+
+/** A deterministic random scenario for `seed`. */
+export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario {
+  const rng = new Rng(seed).fork('swarm')
+  const between = (lo: number, hi: number): number => lo + rng.int(hi - lo + 1)
+  const ms = (lo: number, hi: number): number => Math.round((lo + rng.next() * (hi - lo)) * 10) / 10
+
+  // Topology: k clusters, every cluster with at least one peer.
+  const k = opts.clusters ?? between(2, 4)
+  const total = Math.max(opts.peers ?? between(8, 24), k)
+  const sizes = new Array<number>(k).fill(1)
+  for (let i = k; i < total; i++) { const c = rng.int(k); sizes[c] = (sizes[c] as number) + 1 }
+  const clusters = sizes.map((peers, i) => ({ name: String.fromCharCode(97 + i), peers }))
+  const interRttMs: number[][] = Array.from({ length: k }, () => new Array<number>(k).fill(0))
+  for (let i = 0; i < k; i++) {
+    for (let j = i + 1; j < k; j++) {
+      const rtt = ms(4, 8)
+      ;(interRttMs[i] as number[])[j] = rtt
+      ;(interRttMs[j] as number[])[i] = rtt
+    }
+  }
+
+  // Some peers (the last ones in topology order) start later, through joins.
+  const maxOff = Math.max(1, Math.min(4, total - 6))
+  const off = Math.min(between(1, maxOff), total - MIN_RUNNING)
+  const initial = total - off
+  const vnodeChoice = rng.int(3)
+  const vnodes = vnodeChoice === 0 ? initial : vnodeChoice === 1 ? initial * between(2, 4) : between(initial, 200)
+
+  // Roots are named, so the simulator never picks them for a random leave or crash: a
+  // collective whose root vanishes cannot complete, which would not be a protocol bug.
+  const roots = rng.shuffle(Array.from({ length: initial }, (_, i) => i)).slice(0, between(2, 3)).map(peerName)
+  /** Roots usable from a time on: the initial roots, and joined peers once their join is done. */
+  const rootsFrom: Array<{ name: string, at: number }> = roots.map((name) => ({ name, at: 0 }))
+  const notStarted = Array.from({ length: off }, (_, i) => peerName(initial + i))
+
+  const n = opts.events ?? between(8, 17)
+  const times = Array.from({ length: n }, () => SCHEDULE_START_MS + rng.int(SCHEDULE_SPAN_MS + 1)).sort((a, b) => a - b)
+
+  // A lower bound of the running peers: joins of left or crashed peers are not counted, as
+  // how many there are when the join runs depends on the run (a leave drains first).
+  let running = initial
+  const unprotected = (): number => running - roots.length
+  let gone = 0
+  const schedule: Action[] = []
+  for (const at of times) {
+    const kind = rng.int(100)
+    if (kind < 35) {
+      const usable = rootsFrom.filter((r) => r.at <= at)
+      const bytes = rng.int(4) === 0 ? between(1, 64) : Math.max(1, Math.round(Math.exp(rng.next() * Math.log(MAX_BROADCAST_BYTES))))
+      schedule.push({ at, do: 'broadcast', root: rng.pick(usable).name, bytes })
+    } else if (kind < 60) {
+      const usable = rootsFrom.filter((r) => r.at <= at)
+      schedule.push({ at, do: 'reduce', root: rng.pick(usable).name, op: rng.pick(OPS), length: between(1, 8) })
+    } else if (kind < 85) {
+      const count = between(1, 2)
+      if (running - count < MIN_RUNNING || unprotected() <= 0) {
+        // Not enough peers to lose: bring one in instead.
+        if (notStarted.length > 0) pushJoin(at)
+        continue
+      }
+      schedule.push({ at, do: rng.int(2) === 0 ? 'leave' : 'crash', count })
+      running -= count
+      gone += count
+    } else if (notStarted.length > 0 && (gone === 0 || rng.int(2) === 0)) {
+      pushJoin(at)
+    } else if (gone > 0) {
+      schedule.push({ at, do: 'join', peers: rng.int(3) === 0 ? 'crashed' : 'left', rejoin: true })
+    }
+  }
+
+  function pushJoin (at: number): void {
+    const count = Math.min(between(1, 2), notStarted.length)
+    const names = notStarted.splice(0, count)
+    schedule.push({ at, do: 'join', peers: names })
+    running += count
+    // A joined peer may serve as a root later; naming it protects it from random removal.
+    if (rng.int(2) === 0) {
+      const name = names[0] as string
+      rootsFrom.push({ name, at: at + ROOT_AFTER_JOIN_MS })
+      roots.push(name)
+    }
+  }
+
+  const last = schedule.reduce((m, a) => Math.max(m, a.at), 0)
+  return {
+    name: `swarm-${seed}`,
+    seed,
+    topology: { clusters, intraRttMs: 0.3, interRttMs },
+    vnodes,
+    initialPeers: initial,
+    until: last + 500,
+    drainMs: 20_000,
+    schedule
+  }
+}
