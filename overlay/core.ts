@@ -26,6 +26,9 @@ import { ProbeRunner } from './probe-runner.ts'
 /** How long a contact passes newly learnt facts on to a peer that joined through it. */
 export const JOINER_FORWARD_MS = 30_000
 
+/** Messages a joining peer keeps while it waits for its contact's snapshot. */
+export const MAX_PRE_JOIN_MESSAGES = 4096
+
 /** The lifecycle of a core. */
 export type CoreState = 'idle' | 'joining' | 'running' | 'leaving' | 'left' | 'evicted'
 
@@ -80,6 +83,8 @@ export class TreecastCore {
   private handoffsUnacked = 0
   /** Peers that joined through this one recently: facts learnt later are passed on to them. */
   private readonly recentJoiners = new Map<PeerId, number>()
+  /** Messages that arrived while joining, before the contact's snapshot. */
+  private preJoin: Array<{ from: PeerId, msg: Message }> = []
 
   constructor (params: CoreParams) {
     this.self = params.self
@@ -256,7 +261,12 @@ export class TreecastCore {
     if (this.stateValue === 'left' || this.stateValue === 'evicted' || this.stateValue === 'idle') return
     this.lastHeard.set(from, now)
     this.pingSent.delete(from)
-    if (this.stateValue === 'joining' && !(msg.t === 'facts' && msg.welcome)) { this.reject('not-joined'); return }
+    if (this.stateValue === 'joining' && !(msg.t === 'facts' && msg.welcome)) {
+      // Arrived before the contact's snapshot (a hand-off can overtake it): keep for after.
+      if (this.preJoin.length < MAX_PRE_JOIN_MESSAGES) this.preJoin.push({ from, msg })
+      else this.reject('pre-join-overflow')
+      return
+    }
     switch (msg.t) {
       case 'join': this.onJoin(from, msg.incarnation, msg.want); break
       case 'facts': this.onFacts(now, from, msg); break
@@ -283,7 +293,13 @@ export class TreecastCore {
     if (this.stateValue !== 'running' && this.stateValue !== 'leaving') return
     const status = this.members.statusOf(peer)
     if (status === 'alive') this.declareDead(peer)
-    else if (status === 'left') { this.streams.peerGone(peer); this.trees.peerGone(peer) }
+    else if (status === 'left') {
+      this.streams.peerGone(peer)
+      this.trees.peerGone(peer)
+      // Anything still recorded as the leaver's (a hand-off that reached it after it left)
+      // would have no owner: the successor rule takes it, as after a crash.
+      this.takeOver(peer)
+    }
     this.flush(now)
   }
 
@@ -344,6 +360,9 @@ export class TreecastCore {
       this.out.push({ type: 'joined' })
       this.triggerProbing(now)
       void from
+      const early = this.preJoin
+      this.preJoin = []
+      for (const e of early) this.handle(now, e.from, e.msg)
       return
     }
     let changed = false
