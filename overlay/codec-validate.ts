@@ -191,7 +191,11 @@ class Fields {
           dist: this.num(own(o, 'dist'), `${path}.dist`),
           path: readPath()
         }
-      case 'adopt':
+      case 'adopt': {
+        const bw = this.num(own(o, 'bw'), `${path}.bw`)
+        if (bw < 0) throw new WireError('bad-field', `${path}.bw: must be >= 0`)
+        return { op, kind, root, reach: this.set(own(o, 'reach'), `${path}.reach`), bw }
+      }
       case 'reach':
         return { op, kind, root, reach: this.set(own(o, 'reach'), `${path}.reach`) }
       case 'detach':

@@ -70,7 +70,7 @@ function treeOpWire (op: TreeOp): Record<string, unknown> {
   switch (op.op) {
     case 'check': return { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin, dist: op.dist, path: op.path }
     case 'result': return { op: op.op, kind: op.kind, root: op.root, id: op.id, ok: op.ok, dist: op.dist, path: op.path }
-    case 'adopt':
+    case 'adopt': return { op: op.op, kind: op.kind, root: op.root, reach: setBytes(op.reach), bw: op.bw }
     case 'reach': return { op: op.op, kind: op.kind, root: op.root, reach: setBytes(op.reach) }
     case 'detach': return { op: op.op, kind: op.kind, root: op.root }
     case 'unlock': return { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin }
@@ -203,7 +203,7 @@ function treeOpSize (op: TreeOp): number {
   switch (op.op) {
     case 'check': return 1 + common + kn('id', op.id) + ks('origin', op.origin) + kn('dist', op.dist) + pathSize(op.path)
     case 'result': return 1 + common + kn('id', op.id) + kbool('ok') + kn('dist', op.dist) + pathSize(op.path)
-    case 'adopt':
+    case 'adopt': return 1 + common + kset('reach', op.reach) + kn('bw', op.bw)
     case 'reach': return 1 + common + kset('reach', op.reach)
     case 'detach': return 1 + common
     case 'unlock': return 1 + common + kn('id', op.id) + ks('origin', op.origin)

@@ -42,6 +42,12 @@ export const DEFAULT_MAX_HOPS = 64
 export const DEFAULT_MAX_REDUCE_LENGTH = 1 << 24
 /** Re-routing period for data waiting for a hand-off that has not arrived yet. */
 export const DEFAULT_PARK_RETRY_MS = 500
+/**
+ * Relative tolerance of the tie-breaks added to 003's parent rules (trees/parent-rules.ts);
+ * 0 gives 003's rules exactly. Measured figures are never exactly equal on a real network,
+ * but they are in a noise-free simulation, where ties would freeze poor trees.
+ */
+export const DEFAULT_TIE_TOLERANCE = 0.05
 /** 0 = no steady-state probing (003); otherwise one probe this often when idle. */
 export const DEFAULT_STEADY_PROBE_INTERVAL_MS = 0
 
@@ -87,6 +93,8 @@ export interface CoreInit {
   parkRetryMs?: number
   /** @default 0 (off) */
   steadyProbeIntervalMs?: number
+  /** Tie-break tolerance of the parent rules; 0 = exactly 003. @default 0.05 */
+  tieTolerance?: number
   /** Whom a joiner's default share comes from. @default 'contact' */
   joinPolicy?: 'contact' | 'most-loaded'
 }
@@ -117,6 +125,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     maxReduceLength: init.maxReduceLength ?? DEFAULT_MAX_REDUCE_LENGTH,
     parkRetryMs: init.parkRetryMs ?? DEFAULT_PARK_RETRY_MS,
     steadyProbeIntervalMs: init.steadyProbeIntervalMs ?? DEFAULT_STEADY_PROBE_INTERVAL_MS,
+    tieTolerance: init.tieTolerance ?? DEFAULT_TIE_TOLERANCE,
     joinPolicy: init.joinPolicy ?? 'contact'
   }
   const positive: Array<keyof CoreConfig> = ['probeBytes', 'probeTimeoutMs', 'switchPointBytes', 'chunkBytes',
@@ -127,10 +136,11 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     const v = c[key]
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new InvalidConfigError(`${key} must be a finite number > 0, got ${String(v)}`)
   }
-  for (const key of ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs'] as const) {
+  for (const key of ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs', 'tieTolerance'] as const) {
     const v = c[key]
     if (!Number.isFinite(v) || v < 0) throw new InvalidConfigError(`${key} must be a finite number >= 0, got ${String(v)}`)
   }
+  if (c.tieTolerance >= 1) throw new InvalidConfigError(`tieTolerance must be < 1, got ${c.tieTolerance}`)
   if (!Number.isInteger(c.probeExtraCount)) throw new InvalidConfigError('probeExtraCount must be an integer')
   if (!Number.isInteger(c.chunkBytes) || c.chunkBytes > 1024 * 1024) throw new InvalidConfigError('chunkBytes must be an integer <= 1048576')
   if (c.joinPolicy !== 'contact' && c.joinPolicy !== 'most-loaded') throw new InvalidConfigError(`joinPolicy must be 'contact' or 'most-loaded', got ${String(c.joinPolicy)}`)

@@ -99,7 +99,7 @@ export class TreecastCore {
       isAlive: (p) => this.members.isAlive(p),
       sendOp: (to, op) => this.sendOp(to, op),
       parentChanged: (kind, root, parent) => this.treeChanged(kind, root, parent)
-    }, this.config.lockTimeoutMs)
+    }, this.config.lockTimeoutMs, this.config.tieTolerance)
     this.streams = new Streams({
       self: this.self,
       get view () { return viewOf() },

@@ -56,7 +56,7 @@ const BIG = IntervalSet.fromRanges(Array.from({ length: 500 }, (_, i): Range => 
 const OPS: { [K in TreeOp['op']]: Extract<TreeOp, { op: K }> } = {
   check: { op: 'check', kind: 'lat', root: 'p1', id: 42, origin: 'p7', dist: 12.75, path: ['p1', 'p3', 'p7'] },
   result: { op: 'result', kind: 'bw', root: 'p1', id: -3, ok: false, dist: 1.5e9, path: [] },
-  adopt: { op: 'adopt', kind: 'lat', root: 'p2', reach: S1 },
+  adopt: { op: 'adopt', kind: 'bw', root: 'p2', reach: S1, bw: 12_500_000 },
   detach: { op: 'detach', kind: 'bw', root: 'p2' },
   unlock: { op: 'unlock', kind: 'lat', root: 'p2', id: 0, origin: 'p9' },
   reach: { op: 'reach', kind: 'bw', root: 'p2', reach: IntervalSet.EMPTY },
@@ -180,7 +180,7 @@ const arbPath = fc.array(arbPeer, { maxLength: 6 })
 const arbTreeOp: fc.Arbitrary<TreeOp> = fc.oneof(
   fc.record({ op: fc.constant('check' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer, dist: arbFinite, path: arbPath }),
   fc.record({ op: fc.constant('result' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, ok: fc.boolean(), dist: arbFinite, path: arbPath }),
-  fc.record({ op: fc.constant('adopt' as const), kind: arbKind, root: arbPeer, reach: arbSet }),
+  fc.record({ op: fc.constant('adopt' as const), kind: arbKind, root: arbPeer, reach: arbSet, bw: fc.double({ min: 0, max: 1e12, noNaN: true }) }),
   fc.record({ op: fc.constant('detach' as const), kind: arbKind, root: arbPeer }),
   fc.record({ op: fc.constant('unlock' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer }),
   fc.record({ op: fc.constant('reach' as const), kind: arbKind, root: arbPeer, reach: arbSet }),

@@ -9,10 +9,14 @@ export const ROOT_EST_BYTES_PER_SEC = 1e15
  * Latency rule (003 §IV-B): p moves under candidate c when RTT(p,c) < RTT(p,parent) and
  * dist(c,root) < dist(p,root). A parent-less p takes any connected candidate.
  */
-export function latencyPrefers (hasParent: boolean, parentRttMs: number, distMs: number, candRttMs: number, candDistMs: number): boolean {
+export function latencyPrefers (hasParent: boolean, parentRttMs: number, distMs: number, candRttMs: number, candDistMs: number, tieTolerance = 0): boolean {
   if (candDistMs < 0) return false
   if (!hasParent) return true
-  return candRttMs < parentRttMs && candDistMs < distMs
+  if (candRttMs < parentRttMs && candDistMs < distMs) return true
+  // Tie-break (ours, off with tieTolerance 0): an RTT equal within the tolerance does not
+  // block a move that shortens the distance to the root clearly (a chain a->b->c of equal
+  // wide-area RTTs would otherwise never straighten in a noise-free network).
+  return tieTolerance > 0 && candRttMs <= parentRttMs * (1 + tieTolerance) && candDistMs + candRttMs < distMs * (1 - tieTolerance)
 }
 
 /**
@@ -25,9 +29,15 @@ export function bandwidthEstimate (candEst: number, bwBytesPerSec: number, candC
   return Math.min(candEst, bwBytesPerSec / Math.max(1, n))
 }
 
-/** Bandwidth rule: p moves under c when est(p,c) > est(p,parent). */
-export function bandwidthPrefers (hasParent: boolean, currentEst: number, candEst: number): boolean {
+/**
+ * Bandwidth rule: p moves under c when est(p,c) > est(p,parent). Tie-break (ours, off with
+ * tieTolerance 0): an estimate equal within the tolerance moves p to a candidate at less
+ * than half the RTT of its parent, so siblings with identical estimates from one distant
+ * parent regroup under a local one instead of each keeping its own wide-area branch.
+ */
+export function bandwidthPrefers (hasParent: boolean, currentEst: number, candEst: number, parentRttMs = Infinity, candRttMs = Infinity, tieTolerance = 0): boolean {
   if (candEst < 0) return false
   if (!hasParent) return true
-  return candEst > currentEst
+  if (candEst > currentEst) return true
+  return tieTolerance > 0 && candEst >= currentEst * (1 - tieTolerance) && candRttMs < parentRttMs / 2
 }

@@ -16,7 +16,7 @@ import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER
 import { TREE_KINDS, treeKey, type TreeKind } from './tree-kind.ts'
 
 /** A parent change under way. */
-interface PendingAttach { id: number, candidate: PeerId, rttMs: number, metric: number, linkEst: number, sentAt: number }
+interface PendingAttach { id: number, candidate: PeerId, rttMs: number, bw: number, metric: number, linkEst: number, sentAt: number }
 
 /** One tree as this peer sees it. */
 export interface TreeState {
@@ -31,6 +31,10 @@ export interface TreeState {
   metric: number
   /** Children and the virtual nodes reachable through each. */
   readonly children: Map<PeerId, IntervalSet>
+  /** bw(child, this peer) as each child measured it (bandwidth tree). */
+  readonly childBw: Map<PeerId, number>
+  /** The estimate last sent to each child (bandwidth tree). */
+  readonly sentChildEst: Map<PeerId, number>
   /** Own virtual nodes plus all children's reach. */
   reach: IntervalSet
   /** What the parent was last told this subtree reaches. */
@@ -63,7 +67,7 @@ export class TreeTable {
   private readonly dirty = new Set<TreeState>()
   readonly stats: TreeStats = { parentChanges: 0, checksRejected: 0, attachesAborted: 0 }
 
-  constructor (private readonly host: TreeHost, private readonly lockTimeoutMs: number) {}
+  constructor (private readonly host: TreeHost, private readonly lockTimeoutMs: number, private readonly tieTolerance = 0) {}
 
   /** The tree of `root` of this kind, if known. */
   get (kind: TreeKind, root: PeerId): TreeState | undefined {
@@ -84,6 +88,8 @@ export class TreeTable {
         linkEst: 0,
         metric: isRoot ? (kind === 'lat' ? 0 : ROOT_EST_BYTES_PER_SEC) : noParentMetric(kind),
         children: new Map(),
+        childBw: new Map(),
+        sentChildEst: new Map(),
         reach: this.host.owned(),
         sentReach: null,
         sentMetric: NaN,
@@ -112,7 +118,7 @@ export class TreeTable {
         wasParent = true
         this.setParent(st, null)
       }
-      if (st.children.delete(peer)) this.recomputeReach(st)
+      if (st.children.delete(peer)) { this.dropChild(st, peer); this.recomputeReach(st) }
       if (st.pending?.candidate === peer) st.pending = null
     }
     return wasParent
@@ -180,8 +186,8 @@ export class TreeTable {
             if (e.dist >= 0) { st.parentRttMs = rttMs; st.metric = e.dist + rttMs; this.dirty.add(st) }
             continue
           }
-          if (latencyPrefers(hasParent, st.parentRttMs, st.metric, rttMs, e.dist)) {
-            this.startAttach(now, st, cand, rttMs, e.dist + rttMs, 0)
+          if (latencyPrefers(hasParent, st.parentRttMs, st.metric, rttMs, e.dist, this.tieTolerance)) {
+            this.startAttach(now, st, cand, rttMs, 0, e.dist + rttMs, 0)
             started++
           }
         } else {
@@ -192,8 +198,8 @@ export class TreeTable {
             if (est >= 0) { st.parentRttMs = rttMs; st.linkEst = linkEst; st.metric = est; this.dirty.add(st) }
             continue
           }
-          if (bandwidthPrefers(hasParent, st.metric, est)) {
-            this.startAttach(now, st, cand, rttMs, est, linkEst)
+          if (bandwidthPrefers(hasParent, st.metric, est, st.parentRttMs, rttMs, this.tieTolerance)) {
+            this.startAttach(now, st, cand, rttMs, bwBytesPerSec, est, linkEst)
             started++
           }
         }
@@ -211,11 +217,12 @@ export class TreeTable {
       case 'adopt':
         if (st === undefined) { this.host.sendOp(from, { op: 'detach', kind: op.kind, root: op.root }); return }
         st.children.set(from, op.reach)
+        st.childBw.set(from, op.bw)
         this.recomputeReach(st)
         return
       case 'detach':
         if (st === undefined) return
-        if (st.children.delete(from)) this.recomputeReach(st)
+        if (st.children.delete(from)) { this.dropChild(st, from); this.recomputeReach(st) }
         if (st.parent === from) this.setParent(st, null)
         return
       case 'unlock':
@@ -228,7 +235,9 @@ export class TreeTable {
         return
       case 'metric':
         if (st === undefined || st.parent !== from) return
-        st.metric = st.kind === 'lat' ? op.value + st.parentRttMs : Math.min(op.value, st.linkEst)
+        // lat: the parent's distance; bw: this peer's estimate as the parent computes it,
+        // min(est(parent), bw(p,parent) / n_children(parent)), kept fresh as siblings come and go.
+        st.metric = st.kind === 'lat' ? op.value + st.parentRttMs : op.value
         this.dirty.add(st)
     }
   }
@@ -248,9 +257,20 @@ export class TreeTable {
         this.host.sendOp(st.parent, { op: 'reach', kind: st.kind, root: st.root, reach: st.reach })
       }
       const connected = st.root === this.host.self || st.parent !== null
-      if (connected && st.children.size > 0 && !closeEnough(st.metric, st.sentMetric)) {
-        st.sentMetric = st.metric
-        for (const child of st.children.keys()) this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: st.metric })
+      if (!connected || st.children.size === 0) continue
+      if (st.kind === 'lat') {
+        if (!closeEnough(st.metric, st.sentMetric)) {
+          st.sentMetric = st.metric
+          for (const child of st.children.keys()) this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: st.metric })
+        }
+        continue
+      }
+      const n = st.children.size
+      for (const [child, bw] of st.childBw) {
+        const est = Math.min(st.metric, bw / n)
+        if (closeEnough(est, st.sentChildEst.get(child) ?? NaN)) continue
+        st.sentChildEst.set(child, est)
+        this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: est })
       }
     }
   }
@@ -260,9 +280,14 @@ export class TreeTable {
     return this.trees.values()
   }
 
-  private startAttach (now: number, st: TreeState, cand: PeerId, rttMs: number, metric: number, linkEst: number): void {
+  private dropChild (st: TreeState, child: PeerId): void {
+    st.childBw.delete(child)
+    st.sentChildEst.delete(child)
+  }
+
+  private startAttach (now: number, st: TreeState, cand: PeerId, rttMs: number, bw: number, metric: number, linkEst: number): void {
     const id = this.nextId++
-    st.pending = { id, candidate: cand, rttMs, metric, linkEst, sentAt: now }
+    st.pending = { id, candidate: cand, rttMs, bw, metric, linkEst, sentAt: now }
     this.host.sendOp(cand, { op: 'check', kind: st.kind, root: st.root, id, origin: this.host.self, dist: 0, path: [] })
   }
 
@@ -301,7 +326,7 @@ export class TreeTable {
     this.dirty.add(st)
     this.setParent(st, p.candidate)
     st.sentReach = st.reach
-    this.host.sendOp(p.candidate, { op: 'adopt', kind: st.kind, root: st.root, reach: st.reach })
+    this.host.sendOp(p.candidate, { op: 'adopt', kind: st.kind, root: st.root, reach: st.reach, bw: p.bw })
     if (old !== null && old !== p.candidate) this.host.sendOp(old, { op: 'detach', kind: st.kind, root: st.root })
   }
 
