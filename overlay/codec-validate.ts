@@ -134,8 +134,10 @@ class Fields {
   }
 
   record (x: unknown, path: string): OwnershipRecord {
-    const [ranges, owner, version] = this.tuple(x, path, 3)
-    return { ranges: this.set(ranges, `${path}.ranges`), owner: this.peer(owner, `${path}.owner`), version: this.int(version, `${path}.version`) }
+    const t = Array.isArray(x) && x.length === 4 ? this.tuple(x, path, 4) : this.tuple(x, path, 3)
+    const [ranges, owner, version, incarnation] = t
+    const rec = { ranges: this.set(ranges, `${path}.ranges`), owner: this.peer(owner, `${path}.owner`), version: this.int(version, `${path}.version`) }
+    return t.length === 4 ? { ...rec, ownerIncarnation: this.int(incarnation, `${path}.ownerIncarnation`) } : rec
   }
 
   delivered (x: unknown, path: string): DeliveredState {

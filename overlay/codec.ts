@@ -64,7 +64,7 @@ function resolveLimits (limits: CodecLimits | undefined): ResolvedLimits {
 // Encoding
 
 const setBytes = (s: IntervalSet): Uint8Array => s.encode()
-const recordWire = (r: OwnershipRecord): unknown[] => [setBytes(r.ranges), r.owner, r.version]
+const recordWire = (r: OwnershipRecord): unknown[] => r.ownerIncarnation === undefined ? [setBytes(r.ranges), r.owner, r.version] : [setBytes(r.ranges), r.owner, r.version, r.ownerIncarnation]
 
 function treeOpWire (op: TreeOp): Record<string, unknown> {
   switch (op.op) {
@@ -195,7 +195,7 @@ function list<T> (items: readonly T[], size: (item: T) => number): number {
   return n
 }
 
-const recordSize = (r: OwnershipRecord): number => 1 + set(r.ranges) + str(r.owner) + num(r.version)
+const recordSize = (r: OwnershipRecord): number => 1 + set(r.ranges) + str(r.owner) + num(r.version) + (r.ownerIncarnation === undefined ? 0 : num(r.ownerIncarnation))
 const pathSize = (p: readonly string[]): number => str('path') + list(p, str)
 
 function treeOpSize (op: TreeOp): number {

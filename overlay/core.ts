@@ -26,6 +26,16 @@ import { ProbeRunner } from './probe-runner.ts'
 /** How long a contact passes newly learnt facts on to a peer that joined through it. */
 export const JOINER_FORWARD_MS = 30_000
 
+/**
+ * Version steps of ownership records. A hand-off or a crash take-over is a claim and
+ * advances the version by CLAIM_VERSION_STEP; re-homing a record that names a peer already
+ * gone (a leaver's successor that left too) advances it by ORPHAN_VERSION_STEP only. Peers
+ * whose views differed re-home such records locally, each adding a little; the next real
+ * claim by the actual owner still beats all of them.
+ */
+export const CLAIM_VERSION_STEP = 1000
+export const ORPHAN_VERSION_STEP = 1
+
 /** Messages a joining peer keeps while it waits for its contact's snapshot. */
 export const MAX_PRE_JOIN_MESSAGES = 4096
 
@@ -174,7 +184,7 @@ export class TreecastCore {
     this.now = now
     this.vnodes = vnodeCount
     const assignment = initialAssignment(vnodeCount, members)
-    this.view = OwnershipMap.fromRecords(vnodeCount, [...assignment].map(([owner, ranges]) => ({ ranges, owner, version: 0 })))
+    this.view = OwnershipMap.fromRecords(vnodeCount, [...assignment].map(([owner, ranges]) => ({ ranges, owner, version: 0, ownerIncarnation: 0 })))
     for (const m of members) this.members.apply({ peer: m, incarnation: 0, status: 'alive' })
     this.stateValue = 'running'
     for (const m of members) this.trees.ensureRoot(m)
@@ -270,7 +280,10 @@ export class TreecastCore {
     switch (msg.t) {
       case 'join': this.onJoin(from, msg.incarnation, msg.want); break
       case 'facts': this.onFacts(now, from, msg); break
-      case 'give': this.handoffTo(msg.to, msg.ranges); break
+      case 'give':
+        if (this.members.isAlive(msg.to)) this.handoffTo(msg.to, msg.ranges)
+        else this.reject('give-to-non-member')
+        break
       case 'handoff': this.onHandoff(from, msg); break
       case 'handoff-ack': this.handoffsUnacked = Math.max(0, this.handoffsUnacked - 1); this.checkLeft(false); break
       case 'ping': this.send(from, { t: 'pong', nonce: msg.nonce }); break
@@ -287,10 +300,15 @@ export class TreecastCore {
     this.flush(now)
   }
 
-  /** The driver lost its connection to `peer` (closed, reset, or the process is gone). */
-  peerDown (now: number, peer: PeerId): void {
+  /**
+   * The driver lost its connection to `peer` (closed, reset, or the process is gone).
+   * `incarnation`, when the driver knows it, keeps a late notice about an old incarnation
+   * from killing a restarted peer.
+   */
+  peerDown (now: number, peer: PeerId, incarnation?: number): void {
     this.now = now
     if (this.stateValue !== 'running' && this.stateValue !== 'leaving') return
+    if (incarnation !== undefined && incarnation < this.members.incarnationOf(peer)) return
     const status = this.members.statusOf(peer)
     if (status === 'alive') this.declareDead(peer)
     else if (status === 'left') {
@@ -298,7 +316,7 @@ export class TreecastCore {
       this.trees.peerGone(peer)
       // Anything still recorded as the leaver's (a hand-off that reached it after it left)
       // would have no owner: the successor rule takes it, as after a crash.
-      this.takeOver(peer)
+      this.takeOver(peer, ORPHAN_VERSION_STEP)
     }
     this.flush(now)
   }
@@ -329,8 +347,9 @@ export class TreecastCore {
     if (change === undefined && !this.members.isAlive(joiner)) { this.reject('stale-join'); return }
     this.fanout({ t: 'facts', vnodeCount: this.vnodes, members: [fact], records: [], welcome: false }, joiner)
     this.recentJoiners.set(joiner, this.now + JOINER_FORWARD_MS)
-    this.send(joiner, { t: 'facts', vnodeCount: this.vnodes, members: this.members.facts(), records: this.view.records(), welcome: true })
+    // Before the snapshot: a restarted peer's old ranges must show as taken over in it.
     if (change !== undefined) this.memberChanged(change)
+    this.send(joiner, { t: 'facts', vnodeCount: this.vnodes, members: this.members.facts(), records: this.view.records(), welcome: true })
     if (want !== undefined && !want.isEmpty) {
       for (const [owner, part] of this.view.partition(want.intersection(IntervalSet.range(0, this.vnodes)))) {
         if (owner === this.self) this.handoffTo(joiner, part)
@@ -391,19 +410,38 @@ export class TreecastCore {
   }
 
   private applyRecord (rec: OwnershipRecord): boolean {
+    if (rec.ownerIncarnation !== undefined && rec.ownerIncarnation > this.members.incarnationOf(rec.owner) && rec.owner !== this.self) {
+      // A claim by an incarnation newer than we know: that incarnation is alive.
+      const change = this.members.apply({ peer: rec.owner, incarnation: rec.ownerIncarnation, status: 'alive' })
+      if (change !== undefined) this.memberChanged(change)
+    }
     const won = this.view.apply(rec)
     if (won.isEmpty) return false
+    const status = this.members.statusOf(rec.owner)
+    if ((status === 'left' || status === 'dead') && (rec.ownerIncarnation === undefined || rec.ownerIncarnation <= this.members.incarnationOf(rec.owner))) {
+      // Handed to a peer that is already gone (a leaver's successor that left or crashed
+      // unnoticed): nobody would ever own it. The successor rule takes it, everywhere alike.
+      this.takeOver(rec.owner, ORPHAN_VERSION_STEP)
+      return true
+    }
     if (rec.owner === this.self) return true
     const lost = won.intersection(this.owned)
     if (lost.isEmpty) return true
     // A newer (or tie-winning) claim took ranges this peer holds: pass their state on.
     this.setOwned(this.owned.difference(lost), 'conflict')
-    const record = { ranges: lost, owner: rec.owner, version: rec.version }
+    const record: OwnershipRecord = { ranges: lost, owner: rec.owner, version: rec.version, ...(rec.ownerIncarnation !== undefined ? { ownerIncarnation: rec.ownerIncarnation } : {}) }
     this.send(rec.owner, { t: 'handoff', record, delivered: deliveredWithin(new Map(this.streams.delivered.entries()), lost) })
     return true
   }
 
   private memberChanged (c: MemberChange): void {
+    if (c.before === 'alive' && c.after === 'alive') {
+      // A newer incarnation of a peer we still held alive: its previous incarnation is gone
+      // (crashed and restarted before anyone noticed). Handle that death first.
+      this.memberChanged({ peer: c.peer, before: 'alive', after: 'dead', incarnation: c.incarnation - 1 })
+      this.memberChanged({ peer: c.peer, before: 'dead', after: 'alive', incarnation: c.incarnation })
+      return
+    }
     this.out.push({ type: 'member', peer: c.peer, status: c.after })
     if (c.after === 'alive') {
       this.trees.ensureRoot(c.peer)
@@ -413,34 +451,47 @@ export class TreecastCore {
     this.trees.removeRoot(c.peer)
     const wasParent = this.trees.peerGone(c.peer)
     if (c.after === 'dead') {
-      this.takeOver(c.peer)
+      this.takeOver(c.peer, CLAIM_VERSION_STEP)
       this.streams.peerGone(c.peer)
     }
     if (wasParent && this.stateValue === 'running') this.triggerProbing(this.now)
   }
 
-  /** Deterministic crash take-over: every survivor computes the same record. */
-  private takeOver (dead: PeerId): void {
+  /**
+   * Deterministic take-over of what `dead` owned: every survivor computes the same record
+   * when views agree. `step` is CLAIM_VERSION_STEP after a crash, ORPHAN_VERSION_STEP when
+   * a record names a peer already gone (see the constants).
+   */
+  private takeOver (dead: PeerId, step: number): void {
     const ranges = this.view.rangesOf(dead)
     if (ranges.isEmpty) return
     const succ = successorOf(dead, this.members.alive())
     if (succ === undefined) return
-    this.view.apply({ ranges, owner: succ, version: this.view.maxVersionIn(ranges) + 1 })
-    if (succ === this.self) this.setOwned(this.owned.union(ranges), 'takeover')
+    const record: OwnershipRecord = { ranges, owner: succ, version: this.view.maxVersionIn(ranges) + step, ownerIncarnation: this.members.incarnationOf(succ) }
+    this.view.apply(record)
+    if (succ === this.self) {
+      this.setOwned(this.owned.union(ranges), 'takeover')
+      // Every survivor computes the same record, unless views differ (concurrent restarts):
+      // the new owner states its claim, so that differing views converge.
+      this.fanout({ t: 'facts', vnodeCount: this.vnodes, members: [], records: [record], welcome: false })
+    }
   }
 
   private declareDead (peer: PeerId): void {
     const fact: MemberFact = { peer, incarnation: this.members.incarnationOf(peer), status: 'dead' }
     const change = this.members.apply(fact)
     if (change === undefined) return
-    this.fanout({ t: 'facts', vnodeCount: this.vnodes, members: [fact], records: [], welcome: false })
+    const facts: FactsMessage = { t: 'facts', vnodeCount: this.vnodes, members: [fact], records: [], welcome: false }
+    this.fanout(facts)
+    // If the suspect is alive after all, it learns it was declared dead and stops (evicted).
+    this.send(peer, facts)
     this.memberChanged(change)
   }
 
   private handoffTo (to: PeerId, ranges: IntervalSet): void {
     const give = ranges.intersection(this.owned)
     if (give.isEmpty || to === this.self) return
-    const record: OwnershipRecord = { ranges: give, owner: to, version: this.view.maxVersionIn(give) + 1 }
+    const record: OwnershipRecord = { ranges: give, owner: to, version: this.view.maxVersionIn(give) + CLAIM_VERSION_STEP, ownerIncarnation: this.members.incarnationOf(to) }
     this.view.apply(record)
     const msg: HandoffMessage = { t: 'handoff', record, delivered: deliveredWithin(new Map(this.streams.delivered.entries()), give) }
     this.send(to, msg)

@@ -14,6 +14,7 @@ import { comparePeerIds, type PeerId } from './peer-id.ts'
 export function initialAssignment (vnodeCount: number, peers: readonly PeerId[]): Map<PeerId, IntervalSet> {
   if (!Number.isInteger(vnodeCount) || vnodeCount < 0) throw new InvalidIntervalError(`vnodeCount must be a non-negative integer, got ${vnodeCount}`)
   if (peers.length === 0) throw new InvalidIntervalError('initialAssignment needs at least one peer')
+  if (new Set(peers).size !== peers.length) throw new InvalidIntervalError('initialAssignment peers must be distinct')
   const out = new Map<PeerId, IntervalSet>()
   const base = Math.floor(vnodeCount / peers.length)
   const extra = vnodeCount % peers.length
@@ -27,11 +28,11 @@ export function initialAssignment (vnodeCount: number, peers: readonly PeerId[])
 }
 
 /**
- * The part of `owned` a donor gives a joiner by default: the upper half (so the donor
- * keeps at least half, and a donor with one virtual node keeps it).
+ * The part of `owned` a donor gives a joiner by default: the upper floor(size/2) virtual
+ * nodes, so the donor keeps at least half (and a donor with one virtual node keeps it).
  */
 export function joinShare (owned: IntervalSet): IntervalSet {
-  return owned.size < 2 ? IntervalSet.EMPTY : owned.splitHalf()[1]
+  return owned.take(Math.ceil(owned.size / 2))[1]
 }
 
 /**

@@ -14,6 +14,11 @@ export interface OwnershipRecord {
   readonly ranges: IntervalSet
   readonly owner: PeerId
   readonly version: number
+  /**
+   * The owner's incarnation when the claim was made. A peer that hears of a claim by a
+   * newer incarnation than it knows learns that incarnation is alive (it restarted).
+   */
+  readonly ownerIncarnation?: number
 }
 
 /** Does a claim (version a, owner ownerA) beat an existing one (version b, owner ownerB)? */
@@ -21,7 +26,7 @@ export function claimBeats (versionA: number, ownerA: PeerId, versionB: number, 
   return versionA > versionB || (versionA === versionB && ownerA > ownerB)
 }
 
-interface Segment { start: number, end: number, owner: PeerId, version: number }
+interface Segment { start: number, end: number, owner: PeerId, version: number, ownerIncarnation?: number }
 
 /** A total map from 0..size-1 to (owner, version), kept as sorted segments. */
 export class OwnershipMap {
@@ -126,20 +131,20 @@ export class OwnershipMap {
         while (r < ranges.length && (ranges[r]?.[1] ?? 0) <= cursor) r++
         const range = ranges[r]
         if (range === undefined || range[0] >= seg.end) {
-          pushSeg(next, cursor, seg.end, seg.owner, seg.version)
+          pushSeg(next, cursor, seg.end, seg.owner, seg.version, seg.ownerIncarnation)
           cursor = seg.end
           break
         }
         if (range[0] > cursor) {
-          pushSeg(next, cursor, range[0], seg.owner, seg.version)
+          pushSeg(next, cursor, range[0], seg.owner, seg.version, seg.ownerIncarnation)
           cursor = range[0]
         }
         const hi = Math.min(range[1], seg.end)
         if (claimBeats(record.version, record.owner, seg.version, seg.owner)) {
-          pushSeg(next, cursor, hi, record.owner, record.version)
+          pushSeg(next, cursor, hi, record.owner, record.version, record.ownerIncarnation)
           won.push([cursor, hi])
         } else {
-          pushSeg(next, cursor, hi, seg.owner, seg.version)
+          pushSeg(next, cursor, hi, seg.owner, seg.version, seg.ownerIncarnation)
         }
         cursor = hi
       }
@@ -150,7 +155,7 @@ export class OwnershipMap {
 
   /** All records of this view, for a snapshot sent to a joining peer. */
   records (): OwnershipRecord[] {
-    return this.segments.map((s) => ({ ranges: IntervalSet.range(s.start, s.end), owner: s.owner, version: s.version }))
+    return this.segments.map((s) => ({ ranges: IntervalSet.range(s.start, s.end), owner: s.owner, version: s.version, ...(s.ownerIncarnation !== undefined ? { ownerIncarnation: s.ownerIncarnation } : {}) }))
   }
 
   /** Number of segments (a bound on snapshot size). */
@@ -171,12 +176,12 @@ export class OwnershipMap {
   }
 }
 
-function pushSeg (out: Segment[], start: number, end: number, owner: PeerId, version: number): void {
+function pushSeg (out: Segment[], start: number, end: number, owner: PeerId, version: number, ownerIncarnation: number | undefined): void {
   if (start >= end) return
   const last = out[out.length - 1]
-  if (last !== undefined && last.end === start && last.owner === owner && last.version === version) {
+  if (last !== undefined && last.end === start && last.owner === owner && last.version === version && last.ownerIncarnation === ownerIncarnation) {
     last.end = end
     return
   }
-  out.push({ start, end, owner, version })
+  out.push(ownerIncarnation === undefined ? { start, end, owner, version } : { start, end, owner, version, ownerIncarnation })
 }

@@ -24,19 +24,41 @@ export class Checker {
   readonly deliveries = new Map<string, DeliveryRecord>()
   private readonly maxViolations = 100
 
-  constructor (readonly vnodeCount: number, private readonly isAlive: (peer: number) => boolean, private readonly now: () => number) {
+  private pending: Array<[number, number, number]> = []
+
+  constructor (readonly vnodeCount: number, private readonly isAlive: (peer: number) => boolean, private readonly now: () => number,
+    private readonly peersOwning: (vnode: number) => number[] = () => []) {
     this.owner = new Int32Array(vnodeCount).fill(-1)
     this.epoch = new Int32Array(vnodeCount)
   }
 
-  /** Peer `peer` reported its owned set changed. */
+  /**
+   * Peer `peer` reported its owned set changed. "One owner at any instant" is judged
+   * between events: a peer that takes and passes on a range while handling one input never
+   * held it at an instant, so conflicts are confirmed in `settle()` after each event.
+   */
   ownership (peer: number, added: IntervalSet, removed: IntervalSet, takeover: boolean): void {
-    for (const v of removed.values()) if (this.owner[v] === peer) this.owner[v] = -1
+    for (const v of removed.values()) {
+      if (this.owner[v] !== peer) continue
+      this.owner[v] = -1
+      for (const q of this.peersOwning(v)) if (q !== peer) { this.owner[v] = q; break }
+    }
     for (const v of added.values()) {
       const cur = this.owner[v] as number
-      if (cur !== -1 && cur !== peer && this.isAlive(cur)) this.violate(`two owners of virtual node ${v}: p${cur} and p${peer}`)
+      if (cur !== -1 && cur !== peer && this.isAlive(cur)) this.pending.push([v, cur, peer])
       this.owner[v] = peer
       if (takeover) this.epoch[v] = (this.epoch[v] as number) + 1
+    }
+  }
+
+  /** After each event: ownership conflicts that still stand are violations. */
+  settle (): void {
+    if (this.pending.length === 0) return
+    const pending = this.pending
+    this.pending = []
+    for (const [v, a, b] of pending) {
+      const owners = this.peersOwning(v)
+      if (owners.includes(a) && owners.includes(b)) this.violate(`two owners of virtual node ${v}: p${a} and p${b}`)
     }
   }
 
@@ -52,6 +74,7 @@ export class Checker {
 
   /** A peer crashed: its lineages end; its tree entries go. */
   crashed (peer: number): void {
+    for (let v = 0; v < this.vnodeCount; v++) if (this.owner[v] === peer) this.owner[v] = -1
     for (const m of this.parents.values()) m.delete(peer)
     this.parents.delete(`lat:${peer}`)
     this.parents.delete(`bw:${peer}`)

@@ -21,16 +21,20 @@ type Ev =
   | { k: 'net', fn: () => void }
   | { k: 'timer', peer: number, at: number }
   | { k: 'action', action: Action }
-  | { k: 'down', peer: number, gone: number }
+  | { k: 'down', peer: number, gone: number, incarnation: number }
 
 interface SimPeer {
   readonly index: number
   readonly name: string
   core: TreecastCore | null
-  status: 'off' | 'running' | 'leaving' | 'left' | 'crashed'
+  status: 'off' | 'joining' | 'running' | 'leaving' | 'left' | 'crashed'
+  /** The ranges it owned before it last left or crashed (what a rejoin asks for). */
+  rejoinWant: IntervalSet
   timerAt: number
   connectedTrees: number
   knownAlive: number
+  /** Counted in the stability check: its core is 'running' (not joining or leaving). */
+  counted: boolean
   probing: boolean
   contacts: Set<number>
   lastOwned: IntervalSet
@@ -61,6 +65,7 @@ export class Simulation {
   private readonly streamIds = new Map<string, string>()
   private sumConnected = 0
   private sumKnownAlive = 0
+  private countedPeers = 0
   private probingCount = 0
   private running = 0
   private firstStableMs: number | null = null
@@ -70,18 +75,22 @@ export class Simulation {
   private readonly protectedRoots = new Set<number>()
   private readonly initial: number
 
+  /** Optional trace of ownership, membership and lifecycle events (debugging). */
+  trace: ((line: string) => void) | null = null
+
   constructor (readonly scenario: Scenario, readonly seed: number = scenario.seed) {
     this.topology = resolveTopology(scenario.topology)
     this.rng = new Rng(seed)
     this.net = new Network(this.topology, (t, fn) => this.queue.push(t, { k: 'net', fn }))
     for (let i = 0; i < this.topology.peerCount; i++) {
       const name = peerName(i)
-      this.peers.push({ index: i, name, core: null, status: 'off', timerAt: Infinity, connectedTrees: 0, knownAlive: 0, probing: false, contacts: new Set(), lastOwned: IntervalSet.EMPTY, incarnation: 0 })
+      this.peers.push({ index: i, name, core: null, status: 'off', timerAt: Infinity, connectedTrees: 0, knownAlive: 0, counted: false, probing: false, contacts: new Set(), lastOwned: IntervalSet.EMPTY, rejoinWant: IntervalSet.EMPTY, incarnation: 0 })
       this.byName.set(name, i)
     }
     this.initial = scenario.initialPeers ?? this.topology.peerCount
     this.vnodes = scenario.vnodes ?? this.initial
-    this.checker = new Checker(this.vnodes, (p) => this.peers[p]?.status === 'running' || this.peers[p]?.status === 'leaving', () => this.now)
+    this.checker = new Checker(this.vnodes, (p) => this.isLive(p), () => this.now,
+      (v) => this.peers.filter((q) => q.core !== null && q.lastOwned.has(v)).map((q) => q.index))
     for (const a of scenario.schedule) {
       if ((a.do === 'broadcast' || a.do === 'reduce') && a.root !== undefined && a.root !== 'random') {
         const i = this.byName.get(a.root)
@@ -131,7 +140,7 @@ export class Simulation {
       case 'down': {
         const p = this.peers[ev.peer]
         if (p?.core == null) return
-        p.core.peerDown(this.now, peerName(ev.gone))
+        p.core.peerDown(this.now, peerName(ev.gone), ev.incarnation)
         this.after(p)
         return
       }
@@ -139,7 +148,7 @@ export class Simulation {
     }
   }
 
-  private startPeer (i: number, init: (core: TreecastCore) => void): void {
+  private startPeer (i: number, init: (core: TreecastCore) => void, joining = false): void {
     const p = this.peers[i] as SimPeer
     p.core = new TreecastCore({
       self: p.name,
@@ -147,7 +156,7 @@ export class Simulation {
       contribute: (id, start, vnodes) => contribute(id, start.op, start.length, vnodes),
       config: this.scenario.core ?? {}
     })
-    p.status = 'running'
+    p.status = joining ? 'joining' : 'running'
     this.running++
     p.lastOwned = IntervalSet.EMPTY
     init(p.core)
@@ -159,16 +168,19 @@ export class Simulation {
     const core = p.core
     if (core === null) return
     for (const o of core.takeOutputs()) this.output(p, o)
+    this.checker.settle()
     if (p.core === null) return
     const next = core.nextTimeoutAt()
     if (next !== undefined && next < p.timerAt) {
       p.timerAt = next
       this.queue.push(Math.max(next, this.now), { k: 'timer', peer: p.index, at: next })
     }
-    const connected = core.trees.connectedCount
+    const connected = core.state === 'running' ? core.trees.connectedCount : 0
     this.sumConnected += connected - p.connectedTrees
     p.connectedTrees = connected
-    const known = core.state === 'running' ? core.members.alive().length : 0
+    const counted = core.state === 'running'
+    if (counted !== p.counted) { this.countedPeers += counted ? 1 : -1; p.counted = counted }
+    const known = counted ? core.members.alive().length : 0
     this.sumKnownAlive += known - p.knownAlive
     p.knownAlive = known
     const probing = core.isProbing
@@ -177,7 +189,7 @@ export class Simulation {
   }
 
   private checkStable (): void {
-    const n = this.running
+    const n = this.countedPeers
     // Stable: nobody probes, every running peer knows exactly the running peers, and has a
     // parent in both trees of every other root.
     const stable = this.probingCount === 0 && this.sumKnownAlive === n * n && this.sumConnected === 2 * n * (n - 1)
@@ -217,6 +229,7 @@ export class Simulation {
         return
       }
       case 'ownership':
+        this.trace?.(`${this.now.toFixed(3)} ${p.name} ownership ${o.reason} +${o.added.toString()} -${o.removed.toString()} => ${o.owned.toString()}`)
         this.checker.ownership(p.index, o.added, o.removed, o.reason === 'takeover')
         p.lastOwned = o.owned
         return
@@ -227,6 +240,12 @@ export class Simulation {
         this.checker.parent(o.kind, root, p.index, parent)
         return
       }
+      case 'member':
+        this.trace?.(`${this.now.toFixed(3)} ${p.name} sees ${o.peer} ${o.status}`)
+        return
+      case 'joined':
+        if (p.status === 'joining') p.status = 'running'
+        return
       case 'left':
         this.gone(p, 'left')
         return
@@ -287,17 +306,27 @@ export class Simulation {
     p.connectedTrees = 0
     this.sumKnownAlive -= p.knownAlive
     p.knownAlive = 0
+    if (p.counted) { this.countedPeers--; p.counted = false }
     if (p.probing) { this.probingCount--; p.probing = false }
     p.timerAt = Infinity
     if (status === 'crashed') this.checker.crashed(p.index)
-    const delay = status === 'crashed' ? (this.scenario.crashDetectionMs ?? 200) : 1
-    for (const c of p.contacts) this.queue.push(this.now + delay, { k: 'down', peer: c, gone: p.index })
+    const contacts = [...p.contacts].sort((a, b) => a - b)
     p.contacts.clear()
+    if (status === 'crashed') {
+      const at = this.now + (this.scenario.crashDetectionMs ?? 200)
+      for (const c of contacts) this.queue.push(at, { k: 'down', peer: c, gone: p.index, incarnation: p.incarnation })
+    } else {
+      // A closed connection is noticed after the data already sent on it (FIFO per pair).
+      for (const c of contacts) {
+        this.net.send(this.now, p.index, c, 0, () => this.queue.push(this.now, { k: 'down', peer: c, gone: p.index, incarnation: p.incarnation }))
+      }
+    }
     this.checkStable()
   }
 
   private act (a: Action): void {
     if (this.now > this.scenario.until) return
+    this.trace?.(`${this.now.toFixed(3)} action ${JSON.stringify(a)}`)
     switch (a.do) {
       case 'broadcast': {
         const root = this.pickRoot(a.root)
@@ -331,6 +360,7 @@ export class Simulation {
       case 'leave':
         for (const i of this.select(a, 'running')) {
           const p = this.peers[i] as SimPeer
+          p.rejoinWant = p.lastOwned
           this.markChange('leave')
           p.status = 'leaving'
           p.core?.leave(this.now)
@@ -340,18 +370,20 @@ export class Simulation {
       case 'crash':
         for (const i of this.select(a, 'running')) {
           this.markChange('crash')
-          this.gone(this.peers[i] as SimPeer, 'crashed')
+          const p = this.peers[i] as SimPeer
+          p.rejoinWant = p.lastOwned
+          this.gone(p, 'crashed')
         }
         return
       case 'join':
         for (const i of this.select(a, 'joinable')) {
           const p = this.peers[i] as SimPeer
           const contact = this.rng.pick(this.peers.filter((q) => q.status === 'running'))
-          const want = a.rejoin === true && !p.lastOwned.isEmpty ? p.lastOwned : undefined
+          const want = a.rejoin === true && !p.rejoinWant.isEmpty ? p.rejoinWant : undefined
           p.incarnation++
           p.contacts.clear()
           this.markChange('join')
-          this.startPeer(i, (core) => core.join(this.now, contact.name, { incarnation: p.incarnation, ...(want !== undefined ? { want } : {}) }))
+          this.startPeer(i, (core) => core.join(this.now, contact.name, { incarnation: p.incarnation, ...(want !== undefined ? { want } : {}) }), true)
         }
     }
   }
@@ -399,6 +431,11 @@ export class Simulation {
     }
     const n = s.count ?? (s.fraction !== undefined ? Math.round(s.fraction * this.running) : pool.length)
     return this.rng.shuffle(pool).slice(0, Math.min(n, pool.length)).sort((a, b) => a - b)
+  }
+
+  private isLive (i: number): boolean {
+    const st = this.peers[i]?.status
+    return st === 'running' || st === 'leaving' || st === 'joining'
   }
 
   private isJoinable (i: number): boolean {

@@ -1,0 +1,68 @@
+/**
+ * `npm run bench -- [name...]`: simulator benchmarks (wall time, memory, simulated
+ * outcomes), printed as a table. Figures go to BENCHMARKS.md with this command; nothing
+ * here is asserted by the tests (this machine is noisy).
+ *
+ * - churn-160: experiments/scenarios/paper-churn-160.json (003 Fig. 9 schedule)
+ * - cold-160: 160 peers in 4 clusters from a cold start, until trees are stable
+ * - scale-N: N peers in 4 clusters, cold start, then broadcasts (N from --peers, default 500)
+ */
+import { readFileSync } from 'node:fs'
+import { Command } from 'commander'
+import { parseScenario, type Scenario } from './sim/scenario.ts'
+import { Simulation } from './sim/simulation.ts'
+
+interface Row { name: string, wallS: number, heapMB: number, simulatedS: number, firstStableS: number | null, repairs: string, broadcasts: string, stableBroadcast: string, violations: number }
+
+function run (name: string, scenario: Scenario): Row {
+  const t0 = performance.now()
+  const r = new Simulation(scenario).run()
+  const wallS = (performance.now() - t0) / 1000
+  const heapMB = process.memoryUsage().heapUsed / 1e6
+  const stable = r.broadcasts.filter((b) => b.fallbackSends === 0 && b.missing === 0)
+  const peersMinusRoot = r.peers.final - 1
+  const oneCopy = stable.filter((b) => b.bytesSent >= 0 && b.messages > 0).length
+  return {
+    name,
+    wallS,
+    heapMB,
+    simulatedS: r.simulatedMs / 1000,
+    firstStableS: r.stability.firstStableMs === null ? null : r.stability.firstStableMs / 1000,
+    repairs: r.stability.repairs.map((x) => `${x.event}@${x.atMs / 1000}s: ${x.stableAfterMs === null ? (x.interrupted ? 'interrupted' : 'never') : (x.stableAfterMs / 1000).toFixed(2) + 's'}`).join('; ') || '-',
+    broadcasts: `${r.totals.broadcastsComplete}/${r.totals.broadcasts} complete, ${r.totals.lostDeliveries} lost, ${r.totals.duplicates} dup`,
+    stableBroadcast: `${oneCopy} without fallback (${peersMinusRoot} receivers)`,
+    violations: r.violations.length
+  }
+}
+
+function coldStart (peers: number, broadcasts: number): Scenario {
+  const per = Math.ceil(peers / 4)
+  const clusters = [0, 1, 2, 3].map((i) => ({ name: `c${i}`, peers: i < 3 ? per : peers - 3 * per }))
+  const schedule: Scenario['schedule'] = []
+  if (broadcasts > 0) schedule.push({ at: 30_000, do: 'broadcast', root: 'random', bytes: 1, every: 5, count: broadcasts })
+  return { name: `scale-${peers}`, seed: 1, topology: { clusters, intraRttMs: 0.3, interRttMs: 6 }, until: 30_000 + 5 * broadcasts + 100, schedule }
+}
+
+const program = new Command()
+  .name('bench')
+  .argument('[names...]', 'churn-160, cold-160, scale (default: all)')
+  .option('--peers <n>', 'peers for the scale benchmark', '500')
+  .option('--broadcasts <n>', 'broadcasts for the scale benchmark', '1000')
+  .action((names: string[], opts: { peers: string, broadcasts: string }) => {
+    const all = names.length === 0 ? ['churn-160', 'cold-160', 'scale'] : names
+    const rows: Row[] = []
+    for (const name of all) {
+      if (name === 'churn-160') rows.push(run(name, parseScenario(JSON.parse(readFileSync(new URL('./scenarios/paper-churn-160.json', import.meta.url), 'utf8')))))
+      else if (name === 'cold-160') rows.push(run(name, { ...coldStart(160, 0), until: 15_000 }))
+      else if (name === 'scale') rows.push(run(`scale-${opts.peers}`, coldStart(Number(opts.peers), Number(opts.broadcasts))))
+      else throw new Error(`unknown benchmark ${name}`)
+      console.error(`done: ${name}`)
+    }
+    console.log('| benchmark | wall s | heap MB | simulated s | first stable s | repairs | broadcasts | violations |')
+    console.log('|---|---|---|---|---|---|---|---|')
+    for (const r of rows) {
+      console.log(`| ${r.name} | ${r.wallS.toFixed(1)} | ${r.heapMB.toFixed(0)} | ${r.simulatedS.toFixed(1)} | ${r.firstStableS?.toFixed(2) ?? 'never'} | ${r.repairs} | ${r.broadcasts} | ${r.violations} |`)
+    }
+  })
+
+program.parse()

@@ -1,0 +1,283 @@
+/**
+ * Small building blocks of the core: the timer queue, reduction operations, the
+ * de-duplication cache and the option resolution.
+ */
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { TimerQueue, type TimerKind } from '../overlay/timer-queue.ts'
+import { BUILTIN_OPS, OpRegistry, type CombineFn } from '../overlay/reduce-ops.ts'
+import { DedupeCache } from '../overlay/dedupe-cache.ts'
+import * as config from '../overlay/config.ts'
+import { resolveCoreConfig, type CoreConfig, type CoreInit } from '../overlay/config.ts'
+import { InvalidArgumentError, InvalidConfigError } from '../overlay/errors.ts'
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
+
+describe('TimerQueue', () => {
+  it('is empty at first', () => {
+    const q = new TimerQueue()
+    expect(q.nextAt()).toBeUndefined()
+    expect(q.popDue(1e9)).toBeUndefined()
+    expect(q.size).toBe(0)
+  })
+
+  it('pops in time order, only what is due', () => {
+    const q = new TimerQueue()
+    q.add(30, 'probe', 'c')
+    q.add(10, 'reduce', 'a')
+    q.add(20, 'gc', 'b')
+    expect(q.nextAt()).toBe(10)
+    expect(q.popDue(5)).toBeUndefined()
+    expect(q.popDue(20)?.key).toBe('a')
+    expect(q.popDue(20)?.key).toBe('b')
+    expect(q.popDue(20)).toBeUndefined()
+    expect(q.nextAt()).toBe(30)
+    expect(q.popDue(30)).toMatchObject({ at: 30, kind: 'probe', key: 'c' })
+    expect(q.size).toBe(0)
+  })
+
+  it('equal times pop in insertion order; the key defaults to empty', () => {
+    const q = new TimerQueue()
+    const kinds: TimerKind[] = ['probe', 'liveness', 'reduce', 'leave', 'park', 'gc', 'lock']
+    kinds.forEach((k) => q.add(7, k))
+    q.add(3, 'lock', 'first')
+    expect(q.popDue(7)?.key).toBe('first')
+    const out: TimerKind[] = []
+    for (let e = q.popDue(7); e !== undefined; e = q.popDue(7)) { out.push(e.kind); expect(e.key).toBe('') }
+    expect(out).toEqual(kinds)
+  })
+
+  it('property: pops every entry, ordered by (at, insertion)', () => {
+    fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 200 }), (ats) => {
+      const q = new TimerQueue()
+      ats.forEach((at, i) => q.add(at, 'gc', String(i)))
+      expect(q.size).toBe(ats.length)
+      const want = ats.map((at, i) => ({ at, i })).sort((a, b) => a.at - b.at || a.i - b.i).map((e) => String(e.i))
+      const got: string[] = []
+      for (let e = q.popDue(Infinity); e !== undefined; e = q.popDue(Infinity)) got.push(e.key)
+      expect(got).toEqual(want)
+    }), { numRuns: 200 })
+  })
+
+  it('property: interleaved adds and pops stay ordered', () => {
+    const arbOp = fc.oneof(fc.record({ add: fc.integer({ min: 0, max: 50 }) }), fc.record({ pop: fc.integer({ min: 0, max: 50 }) }))
+    fc.assert(fc.property(fc.array(arbOp, { maxLength: 150 }), (ops) => {
+      const q = new TimerQueue()
+      const model: Array<{ at: number, seq: number }> = []
+      let seq = 0
+      for (const op of ops) {
+        if ('add' in op) { q.add(op.add, 'reduce', String(seq)); model.push({ at: op.add, seq: seq++ }); continue }
+        model.sort((a, b) => a.at - b.at || a.seq - b.seq)
+        const head = model[0]
+        const e = q.popDue(op.pop)
+        if (head === undefined || head.at > op.pop) { expect(e).toBeUndefined(); continue }
+        model.shift()
+        expect(e?.key).toBe(String(head.seq))
+      }
+      expect(q.size).toBe(model.length)
+    }), { numRuns: 200 })
+  })
+})
+
+describe('reduction operations', () => {
+  const combine = (name: string, a: number[], b: number[]): number[] => {
+    const fn = BUILTIN_OPS.get(name) as CombineFn
+    const acc = Float64Array.from(a)
+    fn(acc, Float64Array.from(b))
+    return [...acc]
+  }
+
+  it('has exactly the documented built-ins', () => {
+    expect([...BUILTIN_OPS.keys()].sort()).toEqual(['band', 'bor', 'bxor', 'max', 'min', 'prod', 'sum'])
+  })
+
+  it('every built-in combines element-wise, in place', () => {
+    expect(combine('sum', [1, 2, 3.5], [10, -2, 0.25])).toEqual([11, 0, 3.75])
+    expect(combine('prod', [2, -3, 0.5], [4, 5, 8])).toEqual([8, -15, 4])
+    expect(combine('min', [1, 9, -4], [2, 3, -5])).toEqual([1, 3, -5])
+    expect(combine('max', [1, 9, -4], [2, 3, -5])).toEqual([2, 9, -4])
+    expect(combine('band', [0b1100, 0xff, -1], [0b1010, 0x0f, 6])).toEqual([0b1000, 0x0f, 6])
+    expect(combine('bor', [0b1100, 0, -8], [0b1010, 5, 1])).toEqual([0b1110, 5, -7])
+    expect(combine('bxor', [0b1100, 7, -1], [0b1010, 7, 0])).toEqual([0b0110, 0, -1])
+    // Bitwise ones work on 32-bit integers.
+    expect(combine('bor', [2 ** 32 + 1], [2])).toEqual([3])
+    // Scalars are arrays of length 1; empty arrays are fine.
+    expect(combine('sum', [5], [6])).toEqual([11])
+    expect(combine('max', [], [])).toEqual([])
+    const acc = Float64Array.of(1, 2)
+    ;(BUILTIN_OPS.get('sum') as CombineFn)(acc, Float64Array.of(3, 4))
+    expect([...acc]).toEqual([4, 6])
+  })
+
+  it('property: every built-in is commutative and associative (exactly, on small integers)', () => {
+    const arbVec = fc.array(fc.integer({ min: -1000, max: 1000 }), { minLength: 3, maxLength: 3 })
+    fc.assert(fc.property(fc.constantFrom(...BUILTIN_OPS.keys()), arbVec, arbVec, arbVec, (name, a, b, c) => {
+      if (name === 'prod') { a = a.map((x) => x % 50); b = b.map((x) => x % 50); c = c.map((x) => x % 50) }
+      expect(combine(name, a, b)).toEqual(combine(name, b, a))
+      expect(combine(name, combine(name, a, b), c)).toEqual(combine(name, a, combine(name, b, c)))
+    }), { numRuns: 300 })
+  })
+
+  it('a registry knows the built-ins and registered ones', () => {
+    const r = new OpRegistry()
+    for (const name of BUILTIN_OPS.keys()) expect(r.has(name)).toBe(true)
+    expect(r.has('avg')).toBe(false)
+    expect(r.get('avg')).toBeUndefined()
+    const sumsq: CombineFn = (a, b) => { for (let i = 0; i < a.length; i++) a[i] = Math.hypot(a[i] as number, b[i] as number) }
+    r.register('hypot', sumsq)
+    expect(r.has('hypot')).toBe(true)
+    expect(r.get('hypot')).toBe(sumsq)
+    r.register('a', sumsq)
+    r.register('x_y-9', sumsq)
+    r.register('a' + 'b'.repeat(31), sumsq)
+    // Registries are independent.
+    expect(new OpRegistry().has('hypot')).toBe(false)
+  })
+
+  it('bad names and duplicates throw InvalidArgumentError', () => {
+    const r = new OpRegistry()
+    const fn: CombineFn = () => {}
+    for (const bad of ['', 'Sum', '9lives', '_x', '-x', 'with space', 'a.b', 'a' + 'b'.repeat(32), 'é', 'x\n']) {
+      expect(() => r.register(bad, fn), JSON.stringify(bad)).toThrow(InvalidArgumentError)
+    }
+    for (const name of BUILTIN_OPS.keys()) expect(() => r.register(name, fn)).toThrow(InvalidArgumentError)
+    r.register('mine', fn)
+    expect(() => r.register('mine', fn)).toThrow(/already registered/)
+    try { r.register('mine', fn) } catch (e) { expect((e as Error).name).toBe('InvalidArgumentError') }
+    // A failed registration changes nothing.
+    expect(r.get('sum')).toBe(BUILTIN_OPS.get('sum'))
+    expect(r.has('Sum')).toBe(false)
+  })
+})
+
+describe('DedupeCache', () => {
+  it('unknown streams have an empty set; set replaces', () => {
+    const c = new DedupeCache(4)
+    expect(c.get('x').isEmpty).toBe(true)
+    c.set('x', IntervalSet.of(1))
+    c.set('x', IntervalSet.of(1, 2))
+    expect(c.get('x').equals(IntervalSet.of(1, 2))).toBe(true)
+    expect(c.size).toBe(1)
+    expect(c.evicted).toBe(0)
+  })
+
+  it('evicts the oldest inserted stream first; updating an entry does not refresh it', () => {
+    const c = new DedupeCache(3)
+    c.set('a', IntervalSet.of(1))
+    c.set('b', IntervalSet.of(2))
+    c.set('c', IntervalSet.of(3))
+    c.set('a', IntervalSet.of(1, 5)) // update, not a new entry: no eviction, order unchanged
+    expect(c.size).toBe(3)
+    expect(c.evicted).toBe(0)
+    c.set('d', IntervalSet.of(4))
+    expect(c.get('a').isEmpty).toBe(true) // 'a' was the oldest
+    expect([...c.entries()].map(([k]) => k)).toEqual(['b', 'c', 'd'])
+    c.set('e', IntervalSet.of(5))
+    expect([...c.entries()].map(([k]) => k)).toEqual(['c', 'd', 'e'])
+    expect(c.evicted).toBe(2)
+    expect(c.get('e').equals(IntervalSet.of(5))).toBe(true)
+  })
+
+  it('property: never holds more than its capacity and keeps the most recently inserted ids', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 8 }), fc.array(fc.nat(15), { maxLength: 60 }), (cap, ids) => {
+      const c = new DedupeCache(cap)
+      const order: string[] = []
+      for (const i of ids) {
+        const id = `s${i}`
+        c.set(id, IntervalSet.of(i))
+        if (!order.includes(id)) { order.push(id); if (order.length > cap) order.shift() }
+        expect(c.size).toBeLessThanOrEqual(cap)
+      }
+      expect([...c.entries()].map(([k]) => k)).toEqual(order)
+    }), { numRuns: 200 })
+  })
+})
+
+describe('resolveCoreConfig', () => {
+  /** Expects `init` to throw InvalidConfigError whose message names `field`. */
+  const expectBad = (init: Record<string, unknown>, field: string): void => {
+    let err: unknown
+    try { resolveCoreConfig(init as CoreInit) } catch (e) { err = e }
+    expect(err, `${field} = ${String(init[field])}`).toBeInstanceOf(InvalidConfigError)
+    expect((err as Error).name).toBe('InvalidConfigError')
+    expect((err as Error).message).toContain(field)
+  }
+
+  /** DEFAULT_FAILURE_DETECTION_TIMEOUT_MS -> failureDetectionTimeoutMs */
+  const fieldOf = (constant: string): string => constant.slice('DEFAULT_'.length).toLowerCase().replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase())
+  const defaults = Object.entries(config).filter(([k, v]) => k.startsWith('DEFAULT_') && typeof v === 'number') as Array<[string, number]>
+
+  it('defaults match the DEFAULT_ constants, one constant per numeric field', () => {
+    const c = resolveCoreConfig() as unknown as Record<string, unknown>
+    expect(defaults.length).toBeGreaterThanOrEqual(20)
+    for (const [name, value] of defaults) expect(c[fieldOf(name)], name).toBe(value)
+    const numeric = Object.keys(c).filter((k) => typeof c[k] === 'number').sort()
+    expect(numeric).toEqual(defaults.map(([name]) => fieldOf(name)).sort())
+    expect(c.joinPolicy).toBe('contact')
+    expect(resolveCoreConfig({})).toEqual(c)
+  })
+
+  it('every numeric field rejects negative, NaN and non-number values, naming the field', () => {
+    for (const [name] of defaults) {
+      const field = fieldOf(name)
+      for (const v of [-1, NaN, -Infinity, '7', true]) expectBad({ [field]: v }, field)
+    }
+  })
+
+  it('the defaults are the documented numbers (003 and the @default tags)', () => {
+    const c = resolveCoreConfig()
+    expect(c.probeBytes).toBe(131072)
+    expect(c.probeExtraCount).toBe(10)
+    expect(c.switchPointBytes).toBe(262144)
+    expect(c.chunkBytes).toBe(65536)
+    expect(c.maxPayloadBytes).toBe(2 ** 30)
+    expect(c.maxReduceLength).toBe(16777216)
+    expect(c.steadyProbeIntervalMs).toBe(0)
+  })
+
+  it('given values are kept', () => {
+    const init: CoreInit = { chunkBytes: 4, probeExtraCount: 0, reduceTimeoutMinMs: 0, joinPolicy: 'most-loaded', maxHops: 3, steadyProbeIntervalMs: 100 }
+    const c = resolveCoreConfig(init)
+    expect(c).toMatchObject(init)
+    expect(c.probeBytes).toBe(config.DEFAULT_PROBE_BYTES)
+  })
+
+  const positive: Array<keyof CoreConfig> = ['probeBytes', 'probeTimeoutMs', 'switchPointBytes', 'chunkBytes',
+    'reduceTimeoutFactor', 'reduceRetryMs', 'reduceMaxDurationMs', 'failureDetectionTimeoutMs', 'lockTimeoutMs',
+    'leaveTimeoutMs', 'maxPayloadBytes', 'dedupeCapacity', 'maxActiveTransfers', 'transferIdleMs', 'maxHops',
+    'maxReduceLength', 'parkRetryMs']
+  const nonNegative: Array<keyof CoreConfig> = ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs', 'tieTolerance']
+
+  it.each(positive)('%s must be a finite number > 0', (field) => {
+    for (const v of [0, -1, NaN, Infinity, -Infinity, '5', true]) expectBad({ [field]: v }, field)
+    // The smallest accepted value.
+    expect(() => resolveCoreConfig({ [field]: 1 })).not.toThrow()
+  })
+
+  it.each(nonNegative)('%s must be a finite number >= 0', (field) => {
+    for (const v of [-1, -0.5, NaN, Infinity]) expectBad({ [field]: v }, field)
+    expect(resolveCoreConfig({ [field]: 0 })[field]).toBe(0)
+  })
+
+  it('integer-only fields', () => {
+    expectBad({ probeExtraCount: 1.5 }, 'probeExtraCount')
+    expectBad({ chunkBytes: 100.5 }, 'chunkBytes')
+    expectBad({ chunkBytes: 1024 * 1024 + 1 }, 'chunkBytes')
+    expect(resolveCoreConfig({ chunkBytes: 1024 * 1024 }).chunkBytes).toBe(1024 * 1024)
+  })
+
+  it('tieTolerance must be below 1', () => {
+    expectBad({ tieTolerance: 1 }, 'tieTolerance')
+    expectBad({ tieTolerance: 3 }, 'tieTolerance')
+    expect(resolveCoreConfig({ tieTolerance: 0.99 }).tieTolerance).toBe(0.99)
+  })
+
+  it('joinPolicy must be contact or most-loaded', () => {
+    expectBad({ joinPolicy: 'random' }, 'joinPolicy')
+    expectBad({ joinPolicy: '' }, 'joinPolicy')
+    expect(resolveCoreConfig({ joinPolicy: 'most-loaded' }).joinPolicy).toBe('most-loaded')
+  })
+
+  it('non-number values of the non-negative fields are rejected', () => {
+    for (const field of nonNegative) for (const v of ['3', true, {}, []]) expectBad({ [field]: v }, field)
+  })
+})

@@ -1,0 +1,287 @@
+/**
+ * Hand-written simulator scenarios (experiments/scenarios/test-*.json), each aimed at one
+ * situation: a broadcast on stable trees, a crash in the middle of a long broadcast, a
+ * leave during a reduction, a rejoin asking for its old ranges, many more virtual nodes
+ * than peers. Every run must keep the invariants and complete its collectives correctly.
+ * Replay any of them with `npx tsx experiments/sim/cli.ts experiments/scenarios/<file>`.
+ */
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { parseScenario, type Scenario } from '../experiments/sim/scenario.ts'
+import { Simulation } from '../experiments/sim/simulation.ts'
+import type { BroadcastReport, SimReport } from '../experiments/sim/report.ts'
+import { DEFAULT_CHUNK_BYTES } from '../overlay/config.ts'
+import { initialAssignment } from '../virtual-nodes/assignment.ts'
+import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
+
+const SCENARIOS = new URL('../experiments/scenarios/', import.meta.url)
+/** Generous bound on a chunk's or acknowledgement's framing (stream header, interval set, ids). */
+const MAX_OVERHEAD_PER_MESSAGE = 256
+
+function load (name: string): Scenario {
+  return parseScenario(JSON.parse(readFileSync(fileURLToPath(new URL(`${name}.json`, SCENARIOS)), 'utf8')))
+}
+
+function replay (name: string): string {
+  return `npx tsx experiments/sim/cli.ts experiments/scenarios/${name}.json`
+}
+
+interface Run { report: SimReport, sim: Simulation }
+
+function run (name: string): Run {
+  const sim = new Simulation(load(name))
+  return { sim, report: sim.run() }
+}
+
+/**
+ * What the run got wrong, as readable lines (empty: nothing). Checks the invariants and
+ * that every collective completed, exactly once and correctly.
+ */
+function problems (r: SimReport): string[] {
+  const t = r.totals
+  const out: string[] = r.violations.map((v) => `violation: ${v}`)
+  if (t.lostDeliveries !== 0) out.push(`${t.lostDeliveries} lost deliveries`)
+  if (t.duplicates !== 0) out.push(`${t.duplicates} duplicate deliveries`)
+  if (t.broadcastsComplete !== t.broadcasts) out.push(`${t.broadcasts - t.broadcastsComplete} of ${t.broadcasts} broadcasts incomplete`)
+  if (t.reductionsWrong !== 0) out.push(`${t.reductionsWrong} reductions wrong`)
+  if (t.reductionsIncomplete !== 0) out.push(`${t.reductionsIncomplete} reductions incomplete`)
+  if (t.unownedVnodesAtEnd !== 0) out.push(`${t.unownedVnodesAtEnd} virtual nodes without a live owner at the end`)
+  for (const b of r.broadcasts) {
+    if (b.delivered !== r.vnodes || b.missing !== 0 || b.duplicates !== 0) out.push(`broadcast ${b.id}: ${b.delivered}/${r.vnodes} delivered, ${b.duplicates} duplicates`)
+  }
+  for (const x of r.reductions) if (!x.complete || !x.correct) out.push(`reduction ${x.id}: complete=${x.complete} correct=${x.correct}`)
+  return out
+}
+
+function expectClean (name: string, r: SimReport): void {
+  const p = problems(r)
+  expect(p, `${name}: ${p.length} problems; replay: ${replay(name)}\n${p.join('\n')}`).toEqual([])
+}
+
+/**
+ * The simulator's per-peer state, for checks the report does not expose (who owns what at
+ * the end). Reads a private field: if the simulator is restructured, update this view.
+ */
+interface PeerView {
+  readonly name: string
+  readonly status: string
+  readonly core: { readonly ownedSet: IntervalSet, readonly members: { alive (): string[] } } | null
+}
+
+function peersOf (sim: Simulation): PeerView[] {
+  const peers = (sim as unknown as { peers?: unknown }).peers
+  if (!Array.isArray(peers) || peers.some((p) => typeof p !== 'object' || p === null || !('core' in p) || !('name' in p))) {
+    throw new Error('Simulation no longer keeps a `peers` array of { name, status, core }: update peersOf() in test/sim-scenarios.test.ts')
+  }
+  return peers as PeerView[]
+}
+
+function peer (sim: Simulation, name: string): PeerView {
+  const p = peersOf(sim).find((x) => x.name === name)
+  if (p === undefined) throw new Error(`no peer ${name}`)
+  return p
+}
+
+function chunkCount (bytes: number): number {
+  return Math.max(1, Math.ceil(bytes / DEFAULT_CHUNK_BYTES))
+}
+
+describe('simulated scenarios', () => {
+  it('stable trees: every broadcast reaches each non-root peer once, along the tree only', () => {
+    const name = 'test-stable-broadcast'
+    const { report } = run(name)
+    expectClean(name, report)
+    const peers = report.peers.total
+    expect(report.vnodes, 'one virtual node per peer').toBe(peers)
+    const first = Math.min(...report.broadcasts.map((b) => b.startMs))
+    expect(report.stability.firstStableMs, 'trees stable before the first broadcast').not.toBeNull()
+    expect(report.stability.firstStableMs as number).toBeLessThan(first)
+    expect(report.stability.repairs, 'no membership change').toEqual([])
+    expect(report.broadcasts.map((b) => `${b.bytes}@${b.tree}`)).toEqual(['1@lat', '1048576@bw', '1048576@lat', '1@bw'])
+    for (const b of report.broadcasts) {
+      const chunks = chunkCount(b.bytes)
+      const what = `${replay(name)}: broadcast ${b.id} (${b.bytes} B, ${chunks} chunks, ${b.tree} tree)`
+      expect(b.fallbackSends, `${what}: point-to-point fallback sends`).toBe(0)
+      // `messages` counts the broadcast's chunk messages and acknowledgements. On a stable
+      // tree every non-root peer gets one stream (all its chunks, once) and acknowledges it
+      // once, so chunks = (peers - 1) x chunkCount and acks = peers - 1.
+      expect(b.messages, `${what}: chunk messages + acks`).toBe((peers - 1) * (chunks + 1))
+      // One copy of the payload per non-root peer: a second copy anywhere would add b.bytes.
+      expect(b.bytesSent, `${what}: bytes sent`).toBeGreaterThanOrEqual((peers - 1) * b.bytes)
+      expect(b.bytesSent, `${what}: bytes sent`).toBeLessThan((peers - 1) * b.bytes + b.messages * MAX_OVERHEAD_PER_MESSAGE)
+      expect(b.doneAtRootMs, `${what}: the root saw every acknowledgement`).not.toBeNull()
+    }
+  })
+
+  it('two peers crash 1 ms into an 8 MB broadcast: still delivered everywhere exactly once', () => {
+    const name = 'test-crash-mid-broadcast'
+    const { report } = run(name)
+    expectClean(name, report)
+    expect(report.peers.final, 'three peers crashed').toBe(report.peers.initial - 3)
+    const big = report.broadcasts.find((b) => b.bytes === 8 * 1024 * 1024) as BroadcastReport
+    expect(big.startMs).toBe(3000)
+    // The crash (at 3001 ms) came while the broadcast was still in flight.
+    expect(big.completeMs as number).toBeGreaterThan(3001 + 200)
+    expect(big.delivered).toBe(report.vnodes)
+    expect(big.duplicates).toBe(0)
+    expect(report.stability.repairs.map((x) => x.event)).toEqual(['crash', 'crash'])
+  })
+
+  it('peers leave while reductions run: every reduction complete and correct', () => {
+    const name = 'test-leave-mid-reduction'
+    const { report } = run(name)
+    expectClean(name, report)
+    expect(report.peers.final).toBe(report.peers.initial - 3)
+    expect(report.reductions).toHaveLength(3)
+    const big = report.reductions.find((x) => x.length === 65536)
+    expect(big?.startMs).toBe(3000)
+    // The leaves (at 3002 ms) came while the big reduction was still running.
+    expect(big?.durationMs as number).toBeGreaterThan(2)
+    expect(report.stability.repairs.every((x) => x.stableAfterMs !== null), 'stable again after each leave').toBe(true)
+  })
+
+  it('a crashed peer rejoins asking for its old ranges and gets them back', () => {
+    const name = 'test-rejoin-old-ranges'
+    const { report, sim } = run(name)
+    expectClean(name, report)
+    const scenario = load(name)
+    const founders = Array.from({ length: report.peers.initial }, (_, i) => `p${String(i).padStart(4, '0')}`)
+    const old = initialAssignment(scenario.vnodes as number, founders).get('p0004') as IntervalSet
+    const p4 = peer(sim, 'p0004')
+    expect(p4.status).toBe('running')
+    expect(p4.core?.ownedSet.ranges, `${replay(name)}: p0004 owns its old ranges again`).toEqual(old.ranges)
+    for (const p of peersOf(sim)) if (p.core !== null) expect(p.core.members.alive(), `${p.name} sees p0004 alive`).toContain('p0004')
+    const last = report.stability.repairs.at(-1)
+    expect(last?.event).toBe('join')
+    expect(last?.stableAfterMs, 'trees stable again after the rejoin').not.toBeNull()
+  })
+
+  // Fixed bug (simulator), kept as a regression test: `rejoin: true` does nothing for a peer that left gracefully: the
+  // simulator remembers a peer's last owned set (`lastOwned`), and a leave ends with an
+  // `ownership` output whose owned set is empty, so the rejoin asks for no ranges and gets
+  // a default share instead (here p0004 ends with [10,12) instead of [12,15)).
+  it('a peer that left rejoins asking for its old ranges and gets them back', () => {
+    const name = 'test-rejoin-after-leave'
+    const { report, sim } = run(name)
+    expectClean(name, report)
+    const old = initialAssignment(load(name).vnodes as number, Array.from({ length: report.peers.initial }, (_, i) => `p${String(i).padStart(4, '0')}`)).get('p0004') as IntervalSet
+    expect(peer(sim, 'p0004').core?.ownedSet.ranges, `${replay(name)}: p0004 owns its old ranges again`).toEqual(old.ranges)
+  })
+
+  // Fixed bug (core), kept as a regression test: a crashed peer that restarts before its crash is noticed (crashDetectionMs)
+  // is declared dead by the late connection-loss notice of its old incarnation: the core's
+  // peerDown(peer) carries no incarnation, so it kills the new one. The others drop it; it
+  // keeps running alone (a zombie: it believes itself a member, owns nothing, and the
+  // trees are never stable again).
+  it('a crashed peer that rejoins before its crash is noticed stays a member', () => {
+    const name = 'test-rejoin-before-detection'
+    const { report, sim } = run(name)
+    for (const p of peersOf(sim)) if (p.core !== null) expect(p.core.members.alive(), `${replay(name)}: ${p.name} sees p0003 alive`).toContain('p0003')
+    expect(report.stability.repairs.at(-1)?.stableAfterMs, 'trees stable again after the rejoin').not.toBeNull()
+  })
+
+  // Fixed bug (simulator checker), kept as a regression test: in the same run the checker reports "two owners of virtual
+  // node 6: p3 and p4" when p0004 takes the old incarnation's ranges over at 2700 ms, a
+  // false positive: Checker.crashed() does not forget what the crashed peer owned, and the
+  // restarted p0003 (owning nothing) counts as alive again.
+  it('a crashed peer that rejoins before its crash is noticed: invariants hold', () => {
+    const name = 'test-rejoin-before-detection'
+    expectClean(name, run(name).report)
+  })
+
+  // Fixed bug (core), kept as a regression test: a leaving peer hands its ranges to its successor, which crashed a moment earlier
+  // and is not yet known to be dead. The hand-off is lost with it, and the hand-off record
+  // reaches the crashed peer's own successor (another cluster) only after it has taken
+  // over the crashed peer's ranges, so nobody takes these: virtual nodes [12,15) have no
+  // owner for the rest of the run, every later broadcast misses them and reductions never
+  // complete.
+  it('a peer leaves by handing off to a peer that has just crashed: no virtual node is lost', () => {
+    const name = 'test-leave-to-crashed'
+    const { report } = run(name)
+    expectClean(name, report)
+  })
+
+  // Fixed bug (simulator), kept as a regression test: an action on a peer that has joined but whose core is still 'joining'
+  // (its contact's welcome has not arrived) throws out of Simulation.run(): the simulator
+  // marks a joining peer 'running' at once, so `leave`, and `broadcast`/`reduce` naming it
+  // as root (or picking it as a `random` root), call core.leave()/broadcast()/reduce(),
+  // which throw NotRunningError("this call needs state 'running', the core is 'joining'").
+  // The swarm hit it with `leave` by count right after a join (seeds 57, 233, 254, 262,
+  // 281, 324 before commit c99d2ed changed the timings).
+  it('a peer leaves while its join is still in progress', () => {
+    const name = 'test-leave-while-joining'
+    const { report } = run(name)
+    expectClean(name, report)
+  })
+
+  it('a broadcast and a reduction rooted at a peer whose join is still in progress', () => {
+    const name = 'test-broadcast-while-joining'
+    const { report } = run(name)
+    expectClean(name, report)
+  })
+
+  it('two peers leave at once, one handing off to the other', () => {
+    const name = 'test-concurrent-leaves'
+    const { report } = run(name)
+    expectClean(name, report)
+  })
+
+  it('1000 virtual nodes on 12 peers, with joins, a crash, a leave and a rejoin', () => {
+    const name = 'test-many-vnodes'
+    const { report, sim } = run(name)
+    expectClean(name, report)
+    expect(report.vnodes).toBe(1000)
+    expect(report.peers.total).toBe(12)
+    for (const b of report.broadcasts) expect(b.delivered).toBe(1000)
+    // Every virtual node has exactly one live owner at the end.
+    const owned = peersOf(sim).filter((p) => p.core !== null).map((p) => p.core?.ownedSet as IntervalSet)
+    expect(owned.reduce((n, s) => n + s.size, 0)).toBe(1000)
+    for (let i = 0; i < owned.length; i++) {
+      for (let j = i + 1; j < owned.length; j++) expect((owned[i] as IntervalSet).intersects(owned[j] as IntervalSet)).toBe(false)
+    }
+  })
+})
+
+/*
+ * Swarm failures saved as experiments/scenarios/swarm-<seed>.json (generated by
+ * test/swarm.ts; saved so they replay even if the generator changes). Each fails
+ * deterministically because of a bug, not fixed here.
+ */
+describe('saved swarm failures', () => {
+  // KNOWN ISSUE (core): seed 112. Two adjacent peers (p0003, p0004) crash and restart
+  // before their crashes are noticed. Survivors learn the restarts in different orders and
+  // compute different successors for p0003's old range: p0004's new incarnation takes
+  // virtual node 3 while p0005 does too. The take-over claims are fanned out, so the
+  // views converge and p0004 hands it on, but for a moment two peers own it (one
+  // violation). No delivery is lost or duplicated any more.
+  it.fails('swarm-112: crash and quick restart of two peers, no duplicate delivery', () => {
+    expectClean('swarm-112', run('swarm-112').report)
+  })
+
+  // Fixed bug (core), kept as a regression test: seed 206. p0007 and p0008 crash, rejoin (p0007 gets its old ranges
+  // [28,32) back), then p0007 crashes again: nobody takes [28,32) over (views disagree on
+  // their owner: p0000 believes p0001, p0001 believes p0008), 4 virtual nodes stay
+  // unowned and 4 broadcasts miss them.
+  it('swarm-206: a rejoined peer crashes again, its ranges are taken over', () => {
+    expectClean('swarm-206', run('swarm-206').report)
+  })
+
+  // Fixed bug (core), kept as a regression test: seed 222. p0000 and p0008 leave at the same time (367 ms); p0008 hands
+  // [32,36) to p0000, which is leaving too and gone before the hand-off arrives (it is in
+  // another cluster). The others learn "[32,36) belongs to p0000" after p0000 left, and
+  // nobody takes the range over: every later broadcast misses 4 virtual nodes and both
+  // reductions stay incomplete. (The simulator's connection-closed notice of a leaver, sent
+  // 1 ms after it leaves, also overtakes its in-flight 'left' facts to other clusters, so
+  // some peers declare it dead instead.)
+  it('swarm-222: concurrent leaves, one handing off to the other, lose nothing', () => {
+    expectClean('swarm-222', run('swarm-222').report)
+  })
+
+  // Fixed bug (core), kept as a regression test: seed 357. p0002 gives [14,21) to p0001 when p0001 rejoins (1548 ms), but when
+  // p0002 crashes (noticed at 2660 ms) its successor p0003 takes over [7,21), p0001's range
+  // included: two live owners of virtual nodes 14-20 until p0003 leaves at 3283 ms.
+  it('swarm-357: a crash take-over takes only what the crashed peer still owned', () => {
+    expectClean('swarm-357', run('swarm-357').report)
+  })
+})

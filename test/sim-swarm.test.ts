@@ -1,0 +1,79 @@
+/**
+ * Swarm test: random scenarios (test/swarm.ts) for seeds 1..N, each run in the simulator
+ * and held to the invariants: no violation, no lost or duplicate delivery, every broadcast
+ * complete, every reduction complete and correct, no exception.
+ *
+ * A failing seed's scenario is written to out/swarm-<seed>.json and the failure message
+ * gives the command that replays it. Environment knobs:
+ *   SWARM_SEEDS=2000   run seeds 1..2000 instead of the default
+ *   SWARM_SEED=42      run only seed 42
+ */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { Simulation } from '../experiments/sim/simulation.ts'
+import type { SimReport } from '../experiments/sim/report.ts'
+import { randomScenario } from './swarm.ts'
+
+/** About 25 s on a 2-core machine (70-90 ms per seed). */
+const DEFAULT_SEEDS = 300
+const OUT = new URL('../out/', import.meta.url)
+
+/*
+ * Seeds that fail deterministically because of a known, documented limitation (README,
+ * "Known limits"). They run as `it.fails`: when a fix makes one pass, vitest reports it,
+ * and its entry goes.
+ *
+ * concurrent-restarts: peers crash and restart before their crash is noticed while other
+ *   membership changes are in flight; survivors whose views differ compute different
+ *   successors for a range, and for a moment two peers own it (the claims are fanned out
+ *   and the views converge within a round trip). Also saved as
+ *   experiments/scenarios/swarm-112.json.
+ */
+const KNOWN_FAILURES: ReadonlyMap<number, string> = new Map<number, string>([
+  [112, 'concurrent-restarts']
+])
+
+/** What the run got wrong, as readable lines (empty: nothing). */
+function swarmProblems (r: SimReport): string[] {
+  const t = r.totals
+  const out: string[] = r.violations.map((v) => `violation: ${v}`)
+  if (t.lostDeliveries !== 0) out.push(`${t.lostDeliveries} lost deliveries`)
+  if (t.duplicates !== 0) out.push(`${t.duplicates} duplicate deliveries`)
+  if (t.reductionsWrong !== 0) out.push(`${t.reductionsWrong} reductions wrong`)
+  if (t.reductionsIncomplete !== 0) out.push(`${t.reductionsIncomplete} reductions incomplete`)
+  for (const b of r.broadcasts) if (b.missing !== 0 || b.completeMs === null) out.push(`broadcast ${b.id} (${b.bytes} B from ${b.root} at ${b.startMs} ms) incomplete: ${b.delivered}/${r.vnodes} delivered`)
+  if (t.broadcastsComplete !== t.broadcasts) out.push(`${t.broadcasts - t.broadcastsComplete} of ${t.broadcasts} broadcasts incomplete`)
+  return out
+}
+
+function checkSeed (seed: number): void {
+  const scenario = randomScenario(seed)
+  let issues: string[]
+  try {
+    issues = swarmProblems(new Simulation(scenario, seed).run())
+  } catch (err) {
+    issues = [`exception: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`]
+  }
+  if (issues.length === 0) return
+  mkdirSync(fileURLToPath(OUT), { recursive: true })
+  writeFileSync(fileURLToPath(new URL(`swarm-${seed}.json`, OUT)), JSON.stringify(scenario, null, 2) + '\n')
+  const shown = issues.slice(0, 12)
+  if (issues.length > shown.length) shown.push(`... ${issues.length - shown.length} more`)
+  expect.fail(`swarm seed ${seed} failed (${issues.length} problems)\n  ${shown.join('\n  ')}\nreplay: npx tsx experiments/sim/cli.ts out/swarm-${seed}.json`)
+}
+
+function seeds (): number[] {
+  const only = process.env.SWARM_SEED
+  if (only !== undefined && only !== '') return [Number(only)]
+  const n = Number(process.env.SWARM_SEEDS ?? DEFAULT_SEEDS)
+  return Array.from({ length: n }, (_, i) => i + 1)
+}
+
+describe('swarm: random scenarios keep the invariants', () => {
+  for (const seed of seeds()) {
+    const known = KNOWN_FAILURES.get(seed)
+    if (known === undefined) it(`seed ${seed}`, () => checkSeed(seed))
+    else it.fails(`seed ${seed} (BUG: ${known})`, () => checkSeed(seed))
+  }
+})
