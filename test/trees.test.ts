@@ -289,7 +289,7 @@ describe('TreeTable: local state', () => {
     expect(a.get('bw', 'r')?.metric).toBe(0)
     expect(a.parentlessCount()).toBe(2) // own trees do not count
     expect(a.connectedCount).toBe(0)
-    expect(a.get('lat', 'r')?.reach.equals(IntervalSet.range(10, 20))).toBe(true)
+    expect(a.reachOf('lat', 'r')?.equals(IntervalSet.range(10, 20))).toBe(true)
     const byRoot = new Map(a.probeEntries().map((e) => [e.root, e]))
     expect(byRoot.get('a')).toEqual({ root: 'a', dist: 0, est: ROOT_EST_BYTES_PER_SEC, latChildren: 0, bwChildren: 0 })
     expect(byRoot.get('r')).toEqual({ root: 'r', dist: -1, est: -1, latChildren: 0, bwChildren: 0 })
@@ -353,7 +353,7 @@ describe('TreeTable: attaching through a check', () => {
     expect(net.t('c').get('lat', 'r')?.parentRttMs).toBe(3)
     // Reach propagated up: r reaches c's nodes through a now.
     expect(net.t('r').get('lat', 'r')?.children.get('a')?.containsAll(IntervalSet.range(30, 40))).toBe(true)
-    expect(net.t('r').get('lat', 'r')?.reach.equals(IntervalSet.range(0, 40))).toBe(true)
+    expect(net.t('r').reachOf('lat', 'r')?.equals(IntervalSet.range(0, 40))).toBe(true)
     expect(net.changes.filter((c) => c.peer === 'c' && c.root === 'r').map((c) => c.parent)).toEqual(['r', 'r', 'b', 'b'])
   })
 
@@ -603,7 +603,7 @@ describe('TreeTable: reach, metrics, departures', () => {
   it('reach sets propagate to the parent after flush(), through every level', () => {
     const net = new TreeNet(['r', 'a', 'b'])
     net.build('r', [['a', 'r'], ['b', 'a']], 10)
-    expect(net.t('r').get('lat', 'r')?.reach.equals(IntervalSet.range(0, 30))).toBe(true)
+    expect(net.t('r').reachOf('lat', 'r')?.equals(IntervalSet.range(0, 30))).toBe(true)
     // b gains nodes: nothing is sent until flush.
     net.owned.set('b', IntervalSet.fromRanges([[20, 30], [100, 105]]))
     net.log.length = 0
@@ -615,7 +615,7 @@ describe('TreeTable: reach, metrics, departures', () => {
     for (const kind of TREE_KINDS) {
       expect(net.t('a').get(kind, 'r')?.children.get('b')?.has(104)).toBe(true)
       expect(net.t('r').get(kind, 'r')?.children.get('a')?.has(104)).toBe(true)
-      expect(net.t('r').get(kind, 'r')?.reach.has(104)).toBe(true)
+      expect(net.t('r').reachOf(kind, 'r')?.has(104)).toBe(true)
     }
     // An unchanged reach is not sent again.
     net.log.length = 0
@@ -657,7 +657,7 @@ describe('TreeTable: reach, metrics, departures', () => {
     // r drops a as a child, and a's reach with it.
     expect(net.t('r').peerGone('a')).toBe(false)
     expect(net.t('r').get('lat', 'r')?.children.size).toBe(0)
-    expect(net.t('r').get('lat', 'r')?.reach.equals(IntervalSet.range(0, 10))).toBe(true)
+    expect(net.t('r').reachOf('lat', 'r')?.equals(IntervalSet.range(0, 10))).toBe(true)
     // An orphan reports itself not connected in probes.
     expect(net.t('b').probeEntries().find((e) => e.root === 'r')).toMatchObject({ dist: -1, est: -1 })
   })
@@ -696,9 +696,9 @@ describe('TreeTable: reach, metrics, departures', () => {
   it('ops from strangers are ignored: reach from a non-child, metric from a non-parent', () => {
     const net = new TreeNet(['r', 'a', 'b'])
     net.build('r', [['a', 'r']], 10)
-    const before = net.t('r').get('lat', 'r')?.reach
+    const before = net.t('r').reachOf('lat', 'r')
     net.t('r').handleOp(0, 'b', { op: 'reach', kind: 'lat', root: 'r', reach: IntervalSet.range(500, 600) })
-    expect(net.t('r').get('lat', 'r')?.reach).toBe(before)
+    expect(net.t('r').reachOf('lat', 'r')).toBe(before)
     net.t('a').handleOp(0, 'b', { op: 'metric', kind: 'lat', root: 'r', value: 0 })
     expect(net.t('a').get('lat', 'r')?.metric).toBe(10)
     net.t('a').handleOp(0, 'b', { op: 'unlock', kind: 'lat', root: 'zz', id: 1, origin: 'b' })

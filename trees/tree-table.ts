@@ -13,7 +13,7 @@ import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { ProbeTreeEntry, TreeOp } from '../overlay/messages.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC } from './parent-rules.ts'
-import { TREE_KINDS, treeKey, type TreeKind } from './tree-kind.ts'
+import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
 
 /** A parent change under way. */
 interface PendingAttach { id: number, candidate: PeerId, rttMs: number, bw: number, metric: number, linkEst: number, sentAt: number }
@@ -35,8 +35,9 @@ export interface TreeState {
   readonly childBw: Map<PeerId, number>
   /** The estimate last sent to each child (bandwidth tree). */
   readonly sentChildEst: Map<PeerId, number>
-  /** Own virtual nodes plus all children's reach. */
+  /** Own virtual nodes plus all children's reach (valid when not reachStale). */
   reach: IntervalSet
+  reachStale: boolean
   /** What the parent was last told this subtree reaches. */
   sentReach: IntervalSet | null
   /** Metric last sent to the children. */
@@ -60,7 +61,8 @@ export interface TreeStats { parentChanges: number, checksRejected: number, atta
 
 /** All trees of one peer. */
 export class TreeTable {
-  private readonly trees = new Map<string, TreeState>()
+  /** Trees by kind, then root (no string keys on the hot path). */
+  private readonly byKind: Record<TreeKind, Map<PeerId, TreeState>> = { lat: new Map(), bw: new Map() }
   private nextId = 1
   private connected = 0
   /** Trees whose reach or metric may have changed since the last flush. */
@@ -71,16 +73,22 @@ export class TreeTable {
 
   /** The tree of `root` of this kind, if known. */
   get (kind: TreeKind, root: PeerId): TreeState | undefined {
-    return this.trees.get(treeKey(kind, root))
+    return this.byKind[kind].get(root)
+  }
+
+  /** The virtual nodes reachable through this peer in a tree (own plus children's). */
+  reachOf (kind: TreeKind, root: PeerId): IntervalSet | undefined {
+    const st = this.get(kind, root)
+    return st === undefined ? undefined : this.freshReach(st)
   }
 
   /** Creates both trees of `root` if missing. */
   ensureRoot (root: PeerId): void {
     for (const kind of TREE_KINDS) {
-      const key = treeKey(kind, root)
-      if (this.trees.has(key)) continue
+      const trees = this.byKind[kind]
+      if (trees.has(root)) continue
       const isRoot = root === this.host.self
-      this.trees.set(key, {
+      trees.set(root, {
         kind,
         root,
         parent: null,
@@ -91,6 +99,7 @@ export class TreeTable {
         childBw: new Map(),
         sentChildEst: new Map(),
         reach: this.host.owned(),
+        reachStale: false,
         sentReach: null,
         sentMetric: NaN,
         locks: new Map(),
@@ -102,18 +111,17 @@ export class TreeTable {
   /** Drops both trees of a root that left or died. */
   removeRoot (root: PeerId): void {
     for (const kind of TREE_KINDS) {
-      const key = treeKey(kind, root)
-      const st = this.trees.get(key)
+      const st = this.byKind[kind].get(root)
       if (st === undefined) continue
       if (st.parent !== null) this.connected--
-      this.trees.delete(key)
+      this.byKind[kind].delete(root)
     }
   }
 
   /** A peer is gone: orphan the trees it parented, drop it as a child. Returns true if it was a parent somewhere. */
   peerGone (peer: PeerId): boolean {
     let wasParent = false
-    for (const st of this.trees.values()) {
+    for (const st of this.allTrees()) {
       if (st.parent === peer) {
         wasParent = true
         this.setParent(st, null)
@@ -126,13 +134,13 @@ export class TreeTable {
 
   /** Own virtual nodes changed: every tree's reach changes. */
   ownedChanged (): void {
-    for (const st of this.trees.values()) this.recomputeReach(st)
+    for (const st of this.allTrees()) this.recomputeReach(st)
   }
 
   /** Trees (of other roots) in which this peer has no parent. */
   parentlessCount (): number {
     let n = 0
-    for (const st of this.trees.values()) if (st.root !== this.host.self && st.parent === null) n++
+    for (const st of this.allTrees()) if (st.root !== this.host.self && st.parent === null) n++
     return n
   }
 
@@ -142,7 +150,7 @@ export class TreeTable {
   /** The largest distance to a root over the latency trees this peer is connected in. */
   maxDistMs (): number {
     let max = 0
-    for (const st of this.trees.values()) {
+    for (const st of this.allTrees()) {
       if (st.kind === 'lat' && Number.isFinite(st.metric) && st.metric > max) max = st.metric
     }
     return max
@@ -151,7 +159,7 @@ export class TreeTable {
   /** This peer's state for every tree, as carried in a probe reply. */
   probeEntries (): ProbeTreeEntry[] {
     const byRoot = new Map<PeerId, { dist: number, est: number, latChildren: number, bwChildren: number }>()
-    for (const st of this.trees.values()) {
+    for (const st of this.allTrees()) {
       let e = byRoot.get(st.root)
       if (e === undefined) { e = { dist: -1, est: -1, latChildren: 0, bwChildren: 0 }; byRoot.set(st.root, e) }
       const connected = st.root === this.host.self || st.parent !== null
@@ -251,10 +259,11 @@ export class TreeTable {
     const dirty = [...this.dirty]
     this.dirty.clear()
     for (const st of dirty) {
-      if (this.trees.get(treeKey(st.kind, st.root)) !== st) continue
-      if (st.parent !== null && (st.sentReach === null || !st.sentReach.equals(st.reach))) {
-        st.sentReach = st.reach
-        this.host.sendOp(st.parent, { op: 'reach', kind: st.kind, root: st.root, reach: st.reach })
+      if (this.byKind[st.kind].get(st.root) !== st) continue
+      const reach = this.freshReach(st)
+      if (st.parent !== null && (st.sentReach === null || !st.sentReach.equals(reach))) {
+        st.sentReach = reach
+        this.host.sendOp(st.parent, { op: 'reach', kind: st.kind, root: st.root, reach })
       }
       const connected = st.root === this.host.self || st.parent !== null
       if (!connected || st.children.size === 0) continue
@@ -277,7 +286,12 @@ export class TreeTable {
 
   /** Every tree, for views and the simulator's checks. */
   all (): IterableIterator<TreeState> {
-    return this.trees.values()
+    return this.allTrees()
+  }
+
+  private * allTrees (): IterableIterator<TreeState> {
+    yield * this.byKind.lat.values()
+    yield * this.byKind.bw.values()
   }
 
   private dropChild (st: TreeState, child: PeerId): void {
@@ -325,8 +339,8 @@ export class TreeTable {
     st.metric = st.kind === 'lat' ? op.dist + p.rttMs : p.metric
     this.dirty.add(st)
     this.setParent(st, p.candidate)
-    st.sentReach = st.reach
-    this.host.sendOp(p.candidate, { op: 'adopt', kind: st.kind, root: st.root, reach: st.reach, bw: p.bw })
+    st.sentReach = this.freshReach(st)
+    this.host.sendOp(p.candidate, { op: 'adopt', kind: st.kind, root: st.root, reach: st.sentReach, bw: p.bw })
     if (old !== null && old !== p.candidate) this.host.sendOp(old, { op: 'detach', kind: st.kind, root: st.root })
   }
 
@@ -345,11 +359,20 @@ export class TreeTable {
     this.host.parentChanged(st.kind, st.root, parent)
   }
 
+  /** Marks the reach stale; it is recomputed once, when next needed (flush or commit). */
   private recomputeReach (st: TreeState): void {
-    let reach = this.host.owned()
-    for (const r of st.children.values()) reach = reach.union(r)
-    st.reach = reach
+    st.reachStale = true
     this.dirty.add(st)
+  }
+
+  private freshReach (st: TreeState): IntervalSet {
+    if (st.reachStale) {
+      let reach = this.host.owned()
+      for (const r of st.children.values()) reach = reach.union(r)
+      st.reach = reach
+      st.reachStale = false
+    }
+    return st.reach
   }
 
   private expire (st: TreeState, now: number): void {
