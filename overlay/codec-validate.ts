@@ -269,6 +269,7 @@ const READERS: { readonly [T in MessageType]: Reader } = {
   ping: (o, f) => ({ t: 'ping', nonce: nonce(o, f) }),
   pong: (o, f) => ({ t: 'pong', nonce: nonce(o, f) }),
   'probe-req': (o, f) => ({ t: 'probe-req', nonce: nonce(o, f) }),
+  sync: () => ({ t: 'sync' }),
   'probe-rep': (o, f) => ({
     t: 'probe-rep',
     nonce: nonce(o, f),

@@ -103,6 +103,7 @@ function fieldsWire (msg: Message): Record<string, unknown> {
     case 'ping':
     case 'pong':
     case 'probe-req': return { nonce: msg.nonce }
+    case 'sync': return {}
     case 'probe-rep': return {
       nonce: msg.nonce,
       trees: msg.trees.map((e) => [e.root, e.dist, e.est, e.latChildren, e.bwChildren]),
@@ -231,6 +232,7 @@ function fieldsSize (msg: Message): number {
     case 'ping':
     case 'pong':
     case 'probe-req': return kn('nonce', msg.nonce)
+    case 'sync': return 0
     case 'probe-rep': return kn('nonce', msg.nonce) + str('padding') + bytes(msg.padding) +
       str('trees') + list(msg.trees, (e) => 1 + str(e.root) + num(e.dist) + num(e.est) + num(e.latChildren) + num(e.bwChildren))
     case 'tree': return str('ops') + list(msg.ops, treeOpSize)

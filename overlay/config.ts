@@ -48,6 +48,11 @@ export const DEFAULT_PARK_RETRY_MS = 500
  * but they are in a noise-free simulation, where ties would freeze poor trees.
  */
 export const DEFAULT_TIE_TOLERANCE = 0.05
+/**
+ * A peer whose connection closed is declared dead only after this grace period, so the
+ * facts of a graceful leave still in flight (through a contact) arrive first.
+ */
+export const DEFAULT_SUSPECT_GRACE_MS = 100
 /** 0 = no steady-state probing (003); otherwise one probe this often when idle. */
 export const DEFAULT_STEADY_PROBE_INTERVAL_MS = 0
 
@@ -93,6 +98,8 @@ export interface CoreInit {
   parkRetryMs?: number
   /** @default 0 (off) */
   steadyProbeIntervalMs?: number
+  /** Wait after a closed connection before declaring a crash; 0 = at once. @default 100 */
+  suspectGraceMs?: number
   /** Tie-break tolerance of the parent rules; 0 = exactly 003. @default 0.05 */
   tieTolerance?: number
   /** Whom a joiner's default share comes from. @default 'contact' */
@@ -126,6 +133,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     parkRetryMs: init.parkRetryMs ?? DEFAULT_PARK_RETRY_MS,
     steadyProbeIntervalMs: init.steadyProbeIntervalMs ?? DEFAULT_STEADY_PROBE_INTERVAL_MS,
     tieTolerance: init.tieTolerance ?? DEFAULT_TIE_TOLERANCE,
+    suspectGraceMs: init.suspectGraceMs ?? DEFAULT_SUSPECT_GRACE_MS,
     joinPolicy: init.joinPolicy ?? 'contact'
   }
   const positive: Array<keyof CoreConfig> = ['probeBytes', 'probeTimeoutMs', 'switchPointBytes', 'chunkBytes',
@@ -136,7 +144,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     const v = c[key]
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new InvalidConfigError(`${key} must be a finite number > 0, got ${String(v)}`)
   }
-  for (const key of ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs', 'tieTolerance'] as const) {
+  for (const key of ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs', 'tieTolerance', 'suspectGraceMs'] as const) {
     const v = c[key]
     if (!Number.isFinite(v) || v < 0) throw new InvalidConfigError(`${key} must be a finite number >= 0, got ${String(v)}`)
   }

@@ -77,6 +77,7 @@ export class TreecastCore {
   private readonly timers = new TimerQueue()
   private readonly ops = new OpRegistry()
   private readonly contributeFn: ContributeFn
+  private readonly random: () => number
   private out: Output[] = []
   private treeOutbox = new Map<PeerId, TreeOp[]>()
   private owned = IntervalSet.EMPTY
@@ -93,12 +94,15 @@ export class TreecastCore {
   private handoffsUnacked = 0
   /** Peers that joined through this one recently: facts learnt later are passed on to them. */
   private readonly recentJoiners = new Map<PeerId, number>()
+  /** Peers whose connection closed, with their incarnation, until the grace period ends. */
+  private readonly suspects = new Map<PeerId, number>()
   /** Messages that arrived while joining, before the contact's snapshot. */
   private preJoin: Array<{ from: PeerId, msg: Message }> = []
 
   constructor (params: CoreParams) {
     this.self = params.self
     this.config = resolveCoreConfig(params.config)
+    this.random = params.random
     this.contributeFn = params.contribute ?? ((_id, start) => new Float64Array(start.length))
     for (const [name, fn] of Object.entries(params.ops ?? {})) this.ops.register(name, fn)
     this.schedule = new ProbeSchedule(this.config.probeExtraCount)
@@ -279,6 +283,7 @@ export class TreecastCore {
     }
     switch (msg.t) {
       case 'join': this.onJoin(from, msg.incarnation, msg.want); break
+      case 'sync': this.send(from, { t: 'facts', vnodeCount: this.vnodes, members: this.members.facts(), records: this.view.records(), welcome: false }); break
       case 'facts': this.onFacts(now, from, msg); break
       case 'give':
         if (this.members.isAlive(msg.to)) this.handoffTo(msg.to, msg.ranges)
@@ -309,6 +314,22 @@ export class TreecastCore {
     this.now = now
     if (this.stateValue !== 'running' && this.stateValue !== 'leaving') return
     if (incarnation !== undefined && incarnation < this.members.incarnationOf(peer)) return
+    const inc = this.members.incarnationOf(peer)
+    if (this.members.statusOf(peer) === 'alive' && this.config.suspectGraceMs > 0) {
+      // A closed connection may be a graceful leave whose facts are still on their way
+      // (through a contact): wait a little before declaring a crash.
+      if (!this.suspects.has(peer)) {
+        this.suspects.set(peer, inc)
+        this.timers.add(now + this.config.suspectGraceMs, 'suspect', peer)
+      }
+    } else {
+      this.connectionLost(peer, inc)
+    }
+    this.flush(now)
+  }
+
+  private connectionLost (peer: PeerId, incarnation: number): void {
+    if (incarnation < this.members.incarnationOf(peer)) return
     const status = this.members.statusOf(peer)
     if (status === 'alive') this.declareDead(peer)
     else if (status === 'left') {
@@ -318,7 +339,6 @@ export class TreecastCore {
       // would have no owner: the successor rule takes it, as after a crash.
       this.takeOver(peer, ORPHAN_VERSION_STEP)
     }
-    this.flush(now)
   }
 
   /** Runs every deadline due at `now`. */
@@ -332,6 +352,12 @@ export class TreecastCore {
         case 'liveness': this.livenessArmed = false; this.checkLiveness(now); break
         case 'park': this.parkArmed = false; if (this.streams.tick(now)) this.armPark(); break
         case 'leave': this.checkLeft(true); break
+        case 'suspect': {
+          const inc = this.suspects.get(e.key)
+          this.suspects.delete(e.key)
+          if (inc !== undefined && (this.stateValue === 'running' || this.stateValue === 'leaving')) this.connectionLost(e.key, inc)
+          break
+        }
         default: break
       }
     }
@@ -378,7 +404,10 @@ export class TreecastCore {
       for (const p of this.members.alive()) this.trees.ensureRoot(p)
       this.out.push({ type: 'joined' })
       this.triggerProbing(now)
-      void from
+      // Facts fanned out just before the others knew this peer, by peers that may not pass
+      // them on (its contact may even be leaving): ask another member for its view too.
+      const others = this.members.alive().filter((p) => p !== this.self && p !== from)
+      if (others.length > 0) this.send(others[Math.floor(this.random() * others.length)] as PeerId, { t: 'sync' })
       const early = this.preJoin
       this.preJoin = []
       for (const e of early) this.handle(now, e.from, e.msg)

@@ -35,6 +35,9 @@ export interface FactsMessage {
   readonly welcome: boolean
 }
 
+/** Asks for the receiver's membership and ownership facts (a joiner re-syncing its view). */
+export interface SyncMessage { readonly t: 'sync' }
+
 /** Asks the receiver to hand `ranges` (what of them it owns) to `to`. */
 export interface GiveMessage { readonly t: 'give', readonly to: PeerId, readonly ranges: IntervalSet }
 
@@ -143,7 +146,7 @@ export interface PullMessage {
 
 /** Every message a core sends or receives. */
 export type Message =
-  | JoinMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage
+  | JoinMessage | SyncMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage
   | PingMessage | PongMessage | ProbeRequestMessage | ProbeReplyMessage
   | TreeMessage | ChunkMessage | AckMessage | PartialMessage | PullMessage
 

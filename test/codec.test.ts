@@ -87,6 +87,7 @@ const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
   ping: { t: 'ping', nonce: 1 },
   pong: { t: 'pong', nonce: 2 ** 40 },
   'probe-req': { t: 'probe-req', nonce: 77 },
+  sync: { t: 'sync' },
   'probe-rep': {
     t: 'probe-rep',
     nonce: 77,

@@ -311,14 +311,15 @@ export class Simulation {
     p.timerAt = Infinity
     if (status === 'crashed') this.checker.crashed(p.index)
     const contacts = [...p.contacts].sort((a, b) => a - b)
+    const incarnation = p.incarnation
     p.contacts.clear()
     if (status === 'crashed') {
       const at = this.now + (this.scenario.crashDetectionMs ?? 200)
-      for (const c of contacts) this.queue.push(at, { k: 'down', peer: c, gone: p.index, incarnation: p.incarnation })
+      for (const c of contacts) this.queue.push(at, { k: 'down', peer: c, gone: p.index, incarnation })
     } else {
       // A closed connection is noticed after the data already sent on it (FIFO per pair).
       for (const c of contacts) {
-        this.net.send(this.now, p.index, c, 0, () => this.queue.push(this.now, { k: 'down', peer: c, gone: p.index, incarnation: p.incarnation }))
+        this.net.send(this.now, p.index, c, 0, () => this.queue.push(this.now, { k: 'down', peer: c, gone: p.index, incarnation }))
       }
     }
     this.checkStable()
