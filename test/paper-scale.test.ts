@@ -25,7 +25,8 @@ function expectClean (r: SimReport): void {
   expect(r.totals.unownedVnodesAtEnd, where).toBe(0)
 }
 
-describe('paper scale', () => {
+// Each run takes 5 s to 2 min on a 2-core machine: the default test timeout is too short.
+describe('paper scale', { timeout: 600_000 }, () => {
   it('201 peers in 3 clusters (RTT 0.3 ms inside, 6 ms between): stable-state broadcasts and a reduction', () => {
     const base = load('paper-201')
     const scenario: Scenario = {

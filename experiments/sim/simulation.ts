@@ -192,7 +192,7 @@ export class Simulation {
     const n = this.countedPeers
     // Stable: nobody probes, every running peer knows exactly the running peers, and has a
     // parent in both trees of every other root.
-    const stable = this.probingCount === 0 && this.sumKnownAlive === n * n && this.sumConnected === 2 * n * (n - 1)
+    const stable = this.running === n && this.probingCount === 0 && this.sumKnownAlive === n * n && this.sumConnected === 2 * n * (n - 1)
     if (!stable) return
     if (this.firstStableMs === null) this.firstStableMs = this.now
     if (this.openRepair !== null) {
@@ -390,7 +390,13 @@ export class Simulation {
   }
 
   private markChange (event: string): void {
-    if (this.openRepair !== null && this.openRepair.atMs === this.now && this.openRepair.event === event) return
+    const last = this.repairs[this.repairs.length - 1]
+    if (last !== undefined && last.atMs === this.now && last.event === event) {
+      // One change of several peers at once (a count or a fraction): one repair.
+      last.stableAfterMs = null
+      this.openRepair = last
+      return
+    }
     if (this.openRepair !== null) this.openRepair.interrupted = true
     this.openRepair = { atMs: this.now, event, stableAfterMs: null, interrupted: false }
     this.repairs.push(this.openRepair)
