@@ -5,6 +5,8 @@
  *
  * - churn-160: experiments/scenarios/paper-churn-160.json (003 Fig. 9 schedule)
  * - cold-160: 160 peers in 4 clusters from a cold start, until trees are stable
+ * - trees: experiments/scenarios/stable-64.json, seeds 1-3, with 003's exact parent rules
+ *   (tieTolerance 0) and with the default tie-break: broadcast times and wide-area edges
  * - scale-N: N peers in 4 clusters, cold start, then 1-byte broadcasts from random roots
  *   every 5 ms (N from --peers, default 100; --broadcasts, default 1000)
  */
@@ -43,21 +45,39 @@ function coldStart (peers: number, broadcasts: number): Scenario {
   return { name: `scale-${peers}`, seed: 1, topology: { clusters, intraRttMs: 0.3, interRttMs: 6 }, until: 30_000 + 5 * broadcasts + 100, schedule }
 }
 
+/** Tree quality on stable-64 with and without the tie-break. */
+function trees (): void {
+  const base = parseScenario(JSON.parse(readFileSync(new URL('./scenarios/stable-64.json', import.meta.url), 'utf8')))
+  console.log('| tieTolerance | seed | first stable s | 1 B broadcast ms | 4 MB broadcast s | reduction ms | wide-area edges lat / bw (root p0000) |')
+  console.log('|---|---|---|---|---|---|---|')
+  for (const tol of [0, 0.05]) {
+    for (const seed of [1, 2, 3]) {
+      const sim = new Simulation({ ...base, core: { ...(base.core ?? {}), tieTolerance: tol } }, seed)
+      const r = sim.run()
+      const sh = sim.treeShape('p0000')
+      const ms = (x: number | null | undefined): string => x == null ? 'n/a' : x.toFixed(2)
+      console.log(`| ${tol} | ${seed} | ${ms((r.stability.firstStableMs ?? NaN) / 1000)} | ${ms(r.broadcasts[0]?.durationMs)} | ${ms((r.broadcasts[1]?.durationMs ?? NaN) / 1000)} | ${ms(r.reductions[0]?.durationMs)} | ${sh.lat?.wanEdges} / ${sh.bw?.wanEdges} |`)
+    }
+  }
+}
+
 const program = new Command()
   .name('bench')
-  .argument('[names...]', 'churn-160, cold-160, scale (default: all)')
+  .argument('[names...]', 'churn-160, cold-160, trees, scale (default: all)')
   .option('--peers <n>', 'peers for the scale benchmark', '100')
   .option('--broadcasts <n>', 'broadcasts for the scale benchmark', '1000')
   .action((names: string[], opts: { peers: string, broadcasts: string }) => {
-    const all = names.length === 0 ? ['churn-160', 'cold-160', 'scale'] : names
+    const all = names.length === 0 ? ['churn-160', 'cold-160', 'trees', 'scale'] : names
     const rows: Row[] = []
     for (const name of all) {
       if (name === 'churn-160') rows.push(run(name, parseScenario(JSON.parse(readFileSync(new URL('./scenarios/paper-churn-160.json', import.meta.url), 'utf8')))))
       else if (name === 'cold-160') rows.push(run(name, { ...coldStart(160, 0), until: 15_000 }))
+      else if (name === 'trees') { trees(); continue }
       else if (name === 'scale') rows.push(run(`scale-${opts.peers}`, coldStart(Number(opts.peers), Number(opts.broadcasts))))
       else throw new Error(`unknown benchmark ${name}`)
       console.error(`done: ${name}`)
     }
+    if (rows.length === 0) return
     console.log('| benchmark | wall s | heap MB | simulated s | first stable s | repairs | broadcasts | mean broadcast ms | violations |')
     console.log('|---|---|---|---|---|---|---|---|---|')
     for (const r of rows) {
