@@ -8,6 +8,9 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { DeliveredState } from '../virtual-nodes/handoff.ts'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
+import type { ProbeTreeEntry, TreeOp } from '../trees/tree-ops.ts'
+
+export type { ProbeTreeEntry, TreeOp } from '../trees/tree-ops.ts'
 
 /** The wire version this core speaks; messages of any other version are rejected. */
 export const WIRE_VERSION = 1
@@ -54,15 +57,6 @@ export interface PongMessage { readonly t: 'pong', readonly nonce: number }
 /** Asks for the probe download. */
 export interface ProbeRequestMessage { readonly t: 'probe-req', readonly nonce: number }
 
-/** One tree as a candidate reports it in a probe. `dist`/`est` are -1 when not connected. */
-export interface ProbeTreeEntry {
-  readonly root: PeerId
-  readonly dist: number
-  readonly est: number
-  readonly latChildren: number
-  readonly bwChildren: number
-}
-
 /** The probe download: the candidate's state for every tree, padded to the probe size. */
 export interface ProbeReplyMessage {
   readonly t: 'probe-rep'
@@ -70,16 +64,6 @@ export interface ProbeReplyMessage {
   readonly trees: readonly ProbeTreeEntry[]
   readonly padding: number
 }
-
-/** Tree maintenance operations, batched per neighbour. */
-export type TreeOp =
-  | { readonly op: 'check', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId, readonly dist: number, readonly path: readonly PeerId[] }
-  | { readonly op: 'result', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly ok: boolean, readonly dist: number, readonly path: readonly PeerId[] }
-  | { readonly op: 'adopt', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet, /** bw(child,parent) as the child measured it (bandwidth tree; 0 otherwise). */ readonly bw: number }
-  | { readonly op: 'detach', readonly kind: TreeKind, readonly root: PeerId }
-  | { readonly op: 'unlock', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId }
-  | { readonly op: 'reach', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet }
-  | { readonly op: 'metric', readonly kind: TreeKind, readonly root: PeerId, readonly value: number }
 
 export interface TreeMessage { readonly t: 'tree', readonly ops: readonly TreeOp[] }
 

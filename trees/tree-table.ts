@@ -11,7 +11,7 @@
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import type { ProbeTreeEntry, TreeOp } from '../overlay/messages.ts'
+import type { ProbeTreeEntry, TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
 

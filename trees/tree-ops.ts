@@ -1,0 +1,26 @@
+/**
+ * What trees exchange: the per-tree state a candidate reports in a probe, and the tree
+ * maintenance operations (overlay/messages.ts carries them on the wire).
+ */
+import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import type { TreeKind } from './tree-kind.ts'
+
+/** One tree as a candidate reports it in a probe. `dist`/`est` are -1 when not connected. */
+export interface ProbeTreeEntry {
+  readonly root: PeerId
+  readonly dist: number
+  readonly est: number
+  readonly latChildren: number
+  readonly bwChildren: number
+}
+
+/** Tree maintenance operations, batched per neighbour. */
+export type TreeOp =
+  | { readonly op: 'check', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId, readonly dist: number, readonly path: readonly PeerId[] }
+  | { readonly op: 'result', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly ok: boolean, readonly dist: number, readonly path: readonly PeerId[] }
+  | { readonly op: 'adopt', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet, /** bw(child,parent) as the child measured it (bandwidth tree; 0 otherwise). */ readonly bw: number }
+  | { readonly op: 'detach', readonly kind: TreeKind, readonly root: PeerId }
+  | { readonly op: 'unlock', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId }
+  | { readonly op: 'reach', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet }
+  | { readonly op: 'metric', readonly kind: TreeKind, readonly root: PeerId, readonly value: number }
