@@ -201,6 +201,7 @@ class Fields {
       case 'reach':
         return { op, kind, root, reach: this.set(own(o, 'reach'), `${path}.reach`) }
       case 'detach':
+      case 'disown':
         return { op, kind, root }
       case 'unlock':
         return {

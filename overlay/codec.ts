@@ -72,7 +72,8 @@ function treeOpWire (op: TreeOp): Record<string, unknown> {
     case 'result': return { op: op.op, kind: op.kind, root: op.root, id: op.id, ok: op.ok, dist: op.dist, path: op.path }
     case 'adopt': return { op: op.op, kind: op.kind, root: op.root, reach: setBytes(op.reach), bw: op.bw }
     case 'reach': return { op: op.op, kind: op.kind, root: op.root, reach: setBytes(op.reach) }
-    case 'detach': return { op: op.op, kind: op.kind, root: op.root }
+    case 'detach':
+    case 'disown': return { op: op.op, kind: op.kind, root: op.root }
     case 'unlock': return { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin }
     case 'metric': return { op: op.op, kind: op.kind, root: op.root, value: op.value }
   }
@@ -206,7 +207,8 @@ function treeOpSize (op: TreeOp): number {
     case 'result': return 1 + common + kn('id', op.id) + kbool('ok') + kn('dist', op.dist) + pathSize(op.path)
     case 'adopt': return 1 + common + kset('reach', op.reach) + kn('bw', op.bw)
     case 'reach': return 1 + common + kset('reach', op.reach)
-    case 'detach': return 1 + common
+    case 'detach':
+    case 'disown': return 1 + common
     case 'unlock': return 1 + common + kn('id', op.id) + ks('origin', op.origin)
     case 'metric': return 1 + common + kn('value', op.value)
   }

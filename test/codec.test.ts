@@ -58,6 +58,7 @@ const OPS: { [K in TreeOp['op']]: Extract<TreeOp, { op: K }> } = {
   result: { op: 'result', kind: 'bw', root: 'p1', id: -3, ok: false, dist: 1.5e9, path: [] },
   adopt: { op: 'adopt', kind: 'bw', root: 'p2', reach: S1, bw: 12_500_000 },
   detach: { op: 'detach', kind: 'bw', root: 'p2' },
+  disown: { op: 'disown', kind: 'lat', root: 'p3' },
   unlock: { op: 'unlock', kind: 'lat', root: 'p2', id: 0, origin: 'p9' },
   reach: { op: 'reach', kind: 'bw', root: 'p2', reach: IntervalSet.EMPTY },
   metric: { op: 'metric', kind: 'lat', root: 'p2', value: -0.125 }
@@ -182,7 +183,7 @@ const arbTreeOp: fc.Arbitrary<TreeOp> = fc.oneof(
   fc.record({ op: fc.constant('check' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer, dist: arbFinite, path: arbPath }),
   fc.record({ op: fc.constant('result' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, ok: fc.boolean(), dist: arbFinite, path: arbPath }),
   fc.record({ op: fc.constant('adopt' as const), kind: arbKind, root: arbPeer, reach: arbSet, bw: fc.double({ min: 0, max: 1e12, noNaN: true }) }),
-  fc.record({ op: fc.constant('detach' as const), kind: arbKind, root: arbPeer }),
+  fc.record({ op: fc.constantFrom('detach' as const, 'disown' as const), kind: arbKind, root: arbPeer }),
   fc.record({ op: fc.constant('unlock' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer }),
   fc.record({ op: fc.constant('reach' as const), kind: arbKind, root: arbPeer, reach: arbSet }),
   fc.record({ op: fc.constant('metric' as const), kind: arbKind, root: arbPeer, value: arbFinite })

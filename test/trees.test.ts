@@ -673,6 +673,23 @@ describe('TreeTable: reach, metrics, departures', () => {
     expect(net.parentOf('b', 'lat', 'r')).toBe('r')
   })
 
+  it('a detach from a former child never clears the parent it has since become (regression)', () => {
+    // p5 moved under its former child p6 after p6 moved to r; p6's detach, meant for its
+    // old parent p5, must not orphan p5. Found by the concurrent-moves property.
+    const net = new TreeNet(['r', 'p5', 'p6'])
+    net.build('r', [['p5', 'r'], ['p6', 'p5']], 10)
+    const p5 = net.t('p5')
+    p5.handleOp(0, 'p6', { op: 'detach', kind: 'lat', root: 'r' })
+    expect(p5.get('lat', 'r')?.children.has('p6')).toBe(false)
+    expect(p5.get('lat', 'r')?.parent).toBe('r')
+    const st = p5.get('lat', 'r')
+    if (st !== undefined) st.parent = 'p6'
+    p5.handleOp(0, 'p6', { op: 'detach', kind: 'lat', root: 'r' })
+    expect(p5.get('lat', 'r')?.parent).toBe('p6')
+    p5.handleOp(0, 'p6', { op: 'disown', kind: 'lat', root: 'r' })
+    expect(p5.get('lat', 'r')?.parent).toBeNull()
+  })
+
   it('removeRoot drops both trees of that root and keeps the connected count right', () => {
     const net = new TreeNet(['r', 's', 'a'])
     net.build('r', [['a', 'r']], 10)
@@ -687,10 +704,10 @@ describe('TreeTable: reach, metrics, departures', () => {
     expect([...a.all()].every((st) => st.root !== 'r')).toBe(true)
     a.removeRoot('r') // idempotent
     expect(a.connectedCount).toBe(2)
-    // An adopt for a removed tree is answered with a detach.
+    // An adopt for a removed tree is answered with a disown.
     net.log.length = 0
     a.handleOp(0, 'p', { op: 'adopt', kind: 'lat', root: 'r', reach: IntervalSet.of(1), bw: 1e6 })
-    expect(net.sentOps('detach')).toMatchObject([{ from: 'a', to: 'p', op: { op: 'detach', kind: 'lat', root: 'r' } }])
+    expect(net.sentOps('disown')).toMatchObject([{ from: 'a', to: 'p', op: { op: 'disown', kind: 'lat', root: 'r' } }])
   })
 
   it('ops from strangers are ignored: reach from a non-child, metric from a non-parent', () => {

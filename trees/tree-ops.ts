@@ -20,7 +20,10 @@ export type TreeOp =
   | { readonly op: 'check', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId, readonly dist: number, readonly path: readonly PeerId[] }
   | { readonly op: 'result', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly ok: boolean, readonly dist: number, readonly path: readonly PeerId[] }
   | { readonly op: 'adopt', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet, /** bw(child,parent) as the child measured it (bandwidth tree; 0 otherwise). */ readonly bw: number }
+  /** Child to its old parent: remove me from your children. */
   | { readonly op: 'detach', readonly kind: TreeKind, readonly root: PeerId }
+  /** To a peer that thinks it is our child: it is not (we do not know that tree). */
+  | { readonly op: 'disown', readonly kind: TreeKind, readonly root: PeerId }
   | { readonly op: 'unlock', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId }
   | { readonly op: 'reach', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet }
   | { readonly op: 'metric', readonly kind: TreeKind, readonly root: PeerId, readonly value: number }

@@ -223,15 +223,19 @@ export class TreeTable {
       case 'check': return this.onCheck(now, st, op)
       case 'result': return this.onResult(now, st, op)
       case 'adopt':
-        if (st === undefined) { this.host.sendOp(from, { op: 'detach', kind: op.kind, root: op.root }); return }
+        if (st === undefined) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); return }
         st.children.set(from, op.reach)
         st.childBw.set(from, op.bw)
         this.recomputeReach(st)
         return
       case 'detach':
+        // Only ever child -> old parent. (It must not clear a parent: a peer that just moved
+        // under its former child receives that child's detach from it.)
         if (st === undefined) return
         if (st.children.delete(from)) { this.dropChild(st, from); this.recomputeReach(st) }
-        if (st.parent === from) this.setParent(st, null)
+        return
+      case 'disown':
+        if (st !== undefined && st.parent === from) this.setParent(st, null)
         return
       case 'unlock':
         st?.locks.delete(`${op.origin}#${op.id}`)
