@@ -36,6 +36,9 @@ export const JOINER_FORWARD_MS = 30_000
 export const CLAIM_VERSION_STEP = 1000
 export const ORPHAN_VERSION_STEP = 1
 
+/** Joiners a contact passes new facts on to at most (the most recent ones). */
+export const MAX_RECENT_JOINERS = 256
+
 /** Messages a joining peer keeps while it waits for its contact's snapshot. */
 export const MAX_PRE_JOIN_MESSAGES = 4096
 
@@ -127,7 +130,8 @@ export class TreecastCore {
       },
       originDone: (t) => { if (t.reduce === undefined && t.mode !== 'direct') this.out.push({ type: 'broadcast-done', id: t.id }) },
       wantPark: () => this.armPark(),
-      reject: (r) => this.reject(r)
+      reject: (r) => this.reject(r),
+      knowsOp: (op) => this.ops.has(op)
     }, this.config)
     this.reductions = new Reductions({
       self: this.self,
@@ -299,7 +303,10 @@ export class TreecastCore {
       case 'chunk': this.streams.onChunk(now, from, msg); break
       case 'ack': this.streams.onAck(from, msg.stream); break
       case 'partial': this.reductions.onPartial(now, msg); break
-      case 'pull': this.reductions.onPull(msg, this.config.maxHops); break
+      case 'pull':
+        if (this.ops.has(msg.op) && msg.length <= this.config.maxReduceLength) this.reductions.onPull(msg, this.config.maxHops)
+        else this.reject('bad-pull')
+        break
     }
     this.checkLeft(false)
     this.flush(now)
@@ -373,6 +380,10 @@ export class TreecastCore {
     if (change === undefined && !this.members.isAlive(joiner)) { this.reject('stale-join'); return }
     this.fanout({ t: 'facts', vnodeCount: this.vnodes, members: [fact], records: [], welcome: false }, joiner)
     this.recentJoiners.set(joiner, this.now + JOINER_FORWARD_MS)
+    if (this.recentJoiners.size > MAX_RECENT_JOINERS) {
+      const oldest = this.recentJoiners.keys().next().value
+      if (oldest !== undefined) this.recentJoiners.delete(oldest)
+    }
     // Before the snapshot: a restarted peer's old ranges must show as taken over in it.
     if (change !== undefined) this.memberChanged(change)
     this.send(joiner, { t: 'facts', vnodeCount: this.vnodes, members: this.members.facts(), records: this.view.records(), welcome: true })

@@ -57,12 +57,13 @@ export class Reductions {
   private readonly finished = new Set<string>()
   readonly stats: ReductionStats = { partialsMerged: 0, partialsForwarded: 0, overlapsDropped: 0, pulls: 0, late: 0 }
 
-  constructor (private readonly host: ReductionHost, private readonly retryMs: number, private readonly maxDurationMs: number, private readonly finishedCapacity = 4096) {}
+  constructor (private readonly host: ReductionHost, private readonly retryMs: number, private readonly maxDurationMs: number, private readonly finishedCapacity = 4096, private readonly maxActive = 4096) {}
 
   /** The start stream was routed here: contribute for `fresh`, expect partials for `forwarded`. */
   onRouted (now: number, id: string, root: PeerId, start: ReduceStart, from: PeerId | null, fresh: IntervalSet, forwarded: IntervalSet): void {
     if (this.finished.has(id)) return
     let r = this.active.get(id)
+    if (r === undefined && this.active.size >= this.maxActive) { this.host.reject('too-many-reductions'); return }
     if (r === undefined) {
       r = { id, root, start, upstream: from, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, acc: null, covered: IntervalSet.EMPTY, sent: false, done: false, startedAt: now }
       this.active.set(id, r)

@@ -58,6 +58,7 @@ export interface Transfer {
   readonly incoming: Incoming[]
   lastActivity: number
   fallbackSends: number
+  bytesReceived: number
 }
 
 /** What the stream engine needs from the peer around it. */
@@ -73,7 +74,12 @@ export interface StreamHost {
   originDone (t: Transfer): void
   wantPark (): void
   reject (reason: string): void
+  /** Whether a reduction start names an operation this peer knows. */
+  knowsOp (op: string): boolean
 }
+
+/** Incoming streams one collective may have at a peer (re-routes after failures add some). */
+export const MAX_INCOMING_PER_TRANSFER = 256
 
 /** Limits of the stream engine. */
 export interface StreamLimits { maxActiveTransfers: number, maxHops: number, maxPayloadBytes: number, dedupeCapacity: number, transferIdleMs: number }
@@ -97,7 +103,7 @@ export class Streams {
   /** Starts a stream at its origin, reaching `header`. */
   originate (now: number, open: Omit<StreamOpen, 'hops' | 'fallback' | 'header'>, header: IntervalSet, chunks: Uint8Array[]): Transfer {
     const t = this.newTransfer(now, open)
-    chunks.forEach((c, i) => { t.chunks[i] = c })
+    chunks.forEach((c, i) => { t.chunks[i] = c; t.bytesReceived += c.length })
     t.received = chunks.length
     const inc = newIncoming(null, 0, 0)
     t.incoming.push(inc)
@@ -116,12 +122,16 @@ export class Streams {
       if (inc !== undefined) { this.host.reject('duplicate-open'); return }
       const o = msg.open
       if (o.totalBytes > this.limits.maxPayloadBytes || o.chunkCount < 1 || o.chunkCount > o.totalBytes + 1) { this.host.reject('bad-stream'); return }
+      if (o.reduce !== undefined && !this.host.knowsOp(o.reduce.op)) { this.host.reject('unknown-op'); return }
       t = this.transfers.get(o.id)
       if (t === undefined) {
         if (this.transfers.size >= this.limits.maxActiveTransfers) { this.host.reject('too-many-transfers'); return }
         t = this.newTransfer(now, o)
       } else if (t.chunkCount !== o.chunkCount || t.totalBytes !== o.totalBytes || t.origin !== o.origin) {
         this.host.reject('stream-mismatch')
+        return
+      } else if (t.incoming.length >= MAX_INCOMING_PER_TRANSFER) {
+        this.host.reject('too-many-streams')
         return
       }
       inc = newIncoming(from, msg.stream, o.hops)
@@ -137,7 +147,9 @@ export class Streams {
     if (msg.index >= t.chunkCount) { this.host.reject('bad-chunk-index'); return }
     t.lastActivity = now
     if (t.chunks[msg.index] === undefined) {
+      if (t.bytesReceived + msg.data.length > t.totalBytes) { this.host.reject('payload-overrun'); return }
       t.chunks[msg.index] = msg.data
+      t.bytesReceived += msg.data.length
       t.received++
     }
     this.pump(t)
@@ -217,7 +229,8 @@ export class Streams {
       received: 0,
       incoming: [],
       lastActivity: now,
-      fallbackSends: 0
+      fallbackSends: 0,
+      bytesReceived: 0
     }
     this.transfers.set(t.id, t)
     return t

@@ -15,6 +15,9 @@ import type { ProbeTreeEntry, TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
 
+/** Concurrent parent-change checks one peer lets pass through it, per tree. */
+export const MAX_LOCKS_PER_TREE = 64
+
 /** A parent change under way. */
 interface PendingAttach { id: number, candidate: PeerId, rttMs: number, bw: number, metric: number, linkEst: number, sentAt: number }
 
@@ -322,6 +325,8 @@ export class TreeTable {
       return
     }
     if (st === undefined || st.parent === null || path.length > 1024) { reject(); return }
+    this.expire(st, now)
+    if (st.locks.size >= MAX_LOCKS_PER_TREE) { reject(); return }
     st.locks.set(`${op.origin}#${op.id}`, now + this.lockTimeoutMs)
     this.host.sendOp(st.parent, { ...op, dist: op.dist + st.parentRttMs, path })
   }
