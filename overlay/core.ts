@@ -94,7 +94,8 @@ export class TreecastCore {
   private livenessArmed = false
   private parkArmed = false
   private leaveTarget: PeerId | undefined
-  private handoffsUnacked = 0
+  /** Hand-offs sent and not yet acknowledged, by receiver (a leaver waits for them). */
+  private readonly handoffsUnacked = new Map<PeerId, number>()
   /** Peers that joined through this one recently: facts learnt later are passed on to them. */
   private readonly recentJoiners = new Map<PeerId, number>()
   /** Peers whose connection closed, with their incarnation, until the grace period ends. */
@@ -294,7 +295,13 @@ export class TreecastCore {
         else this.reject('give-to-non-member')
         break
       case 'handoff': this.onHandoff(from, msg); break
-      case 'handoff-ack': this.handoffsUnacked = Math.max(0, this.handoffsUnacked - 1); this.checkLeft(false); break
+      case 'handoff-ack': {
+        const n = (this.handoffsUnacked.get(from) ?? 0) - 1
+        if (n > 0) this.handoffsUnacked.set(from, n)
+        else this.handoffsUnacked.delete(from)
+        this.checkLeft(false)
+        break
+      }
       case 'ping': this.send(from, { t: 'pong', nonce: msg.nonce }); break
       case 'pong': this.probe.onPong(now, from, msg.nonce); break
       case 'probe-req': this.send(from, { t: 'probe-rep', nonce: msg.nonce, trees: this.trees.probeEntries(), padding: this.config.probeBytes }); break
@@ -489,6 +496,9 @@ export class TreecastCore {
       return
     }
     this.trees.removeRoot(c.peer)
+    // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed
+    // by the successor rule (applyRecord), so a leaver need not wait for it.
+    if (this.handoffsUnacked.delete(c.peer)) this.checkLeft(false)
     const wasParent = this.trees.peerGone(c.peer)
     if (c.after === 'dead') {
       this.takeOver(c.peer, CLAIM_VERSION_STEP)
@@ -535,7 +545,7 @@ export class TreecastCore {
     this.view.apply(record)
     const msg: HandoffMessage = { t: 'handoff', record, delivered: deliveredWithin(new Map(this.streams.delivered.entries()), give) }
     this.send(to, msg)
-    this.handoffsUnacked++
+    this.handoffsUnacked.set(to, (this.handoffsUnacked.get(to) ?? 0) + 1)
     this.fanout({ t: 'facts', vnodeCount: this.vnodes, members: [], records: [record], welcome: false }, to)
     this.setOwned(this.owned.difference(give), 'handoff-out')
   }
@@ -569,7 +579,7 @@ export class TreecastCore {
 
   private checkLeft (timedOut: boolean): void {
     if (this.stateValue !== 'leaving') return
-    const drained = this.streams.activeCount === 0 && this.handoffsUnacked === 0
+    const drained = this.streams.activeCount === 0 && this.handoffsUnacked.size === 0
     if (!drained && !timedOut) return
     this.stateValue = 'left'
     this.out.push({ type: 'left', drained })
