@@ -1,6 +1,93 @@
 /**
  * The report of a simulated run: plain JSON, byte-identical for the same scenario and seed.
  */
+import type { DeliveryRecord } from './checker.ts'
+import type { Action } from './scenario.ts'
+
+/** What the simulator tracks of a broadcast it started. */
+export interface BcastTrack { id: string, root: string, bytes: number, tree: string, startMs: number, doneAtRootMs: number | null, fallback: number, messages: number, bytesSent: number, backToBack: Extract<Action, { do: 'broadcast' }> | null }
+/** What the simulator tracks of a reduction it started. */
+export interface RedTrack { id: string, root: string, op: string, length: number, startMs: number, endMs: number | null, correct: boolean, complete: boolean }
+
+/** Everything a report is built from. */
+export interface ReportInput {
+  scenario: string
+  seed: number
+  peers: { initial: number, final: number, total: number }
+  vnodes: number
+  nowMs: number
+  broadcasts: readonly BcastTrack[]
+  reductions: readonly RedTrack[]
+  deliveries: ReadonlyMap<string, DeliveryRecord>
+  probes: number
+  everStarted: number
+  rejected: Record<string, number>
+  net: { messages: number, bytes: number, wanBytes: number }
+  unowned: number
+  firstStableMs: number | null
+  repairs: readonly RepairReport[]
+  violations: readonly string[]
+}
+
+/** Builds the report (times rounded to the microsecond). */
+export function buildReport (x: ReportInput): SimReport {
+  const broadcasts: BroadcastReport[] = x.broadcasts.map((b) => {
+    const d = x.deliveries.get(b.id)
+    const delivered = d?.delivered ?? 0
+    const complete = delivered === x.vnodes && d !== undefined
+    return {
+      id: b.id,
+      root: b.root,
+      bytes: b.bytes,
+      tree: b.tree,
+      startMs: round(b.startMs),
+      completeMs: complete ? round(d.lastDeliveryMs) : null,
+      durationMs: complete ? round(d.lastDeliveryMs - b.startMs) : null,
+      doneAtRootMs: b.doneAtRootMs === null ? null : round(b.doneAtRootMs),
+      delivered,
+      missing: x.vnodes - delivered,
+      duplicates: d?.duplicates ?? 0,
+      fallbackSends: b.fallback,
+      messages: b.messages,
+      bytesSent: b.bytesSent
+    }
+  })
+  const reductions: ReductionReport[] = x.reductions.map((r) => ({
+    id: r.id, root: r.root, op: r.op, length: r.length, startMs: round(r.startMs), durationMs: r.endMs === null ? null : round(r.endMs - r.startMs), complete: r.complete, correct: r.correct
+  }))
+  return {
+    scenario: x.scenario,
+    seed: x.seed,
+    peers: x.peers,
+    vnodes: x.vnodes,
+    simulatedMs: round(x.nowMs),
+    broadcasts,
+    reductions,
+    totals: {
+      broadcasts: broadcasts.length,
+      broadcastsComplete: broadcasts.filter((b) => b.missing === 0).length,
+      lostDeliveries: broadcasts.reduce((n, b) => n + b.missing, 0),
+      duplicates: broadcasts.reduce((n, b) => n + b.duplicates, 0),
+      fallbackSends: broadcasts.reduce((n, b) => n + b.fallbackSends, 0),
+      reductions: reductions.length,
+      reductionsWrong: reductions.filter((r) => r.complete && !r.correct).length,
+      reductionsIncomplete: reductions.filter((r) => !r.complete).length,
+      messages: x.net.messages,
+      bytes: x.net.bytes,
+      wanBytes: x.net.wanBytes,
+      unownedVnodesAtEnd: x.unowned
+    },
+    stability: { firstStableMs: x.firstStableMs === null ? null : round(x.firstStableMs), repairs: x.repairs.map((r) => ({ ...r, atMs: round(r.atMs), stableAfterMs: r.stableAfterMs === null ? null : round(r.stableAfterMs) })) },
+    probes: { total: x.probes, perPeerMean: round(x.probes / Math.max(1, x.everStarted)) },
+    rejected: x.rejected,
+    violations: [...x.violations],
+    replay: `npm run --silent sim -- ${x.scenario}.json --seed ${x.seed}`
+  }
+}
+
+function round (v: number): number {
+  return Math.round(v * 1000) / 1000
+}
 
 export interface BroadcastReport {
   id: string

@@ -12,9 +12,10 @@ import { EventQueue } from './event-queue.ts'
 import { Network, resolveTopology, type Topology } from './network.ts'
 import { Rng } from './rng.ts'
 import { Checker } from './checker.ts'
-import { contribute, contributionWithSalt, idSalt } from './ground-truth.ts'
+import { contribute } from './ground-truth.ts'
 import type { Action, PeerSelector, Scenario } from './scenario.ts'
-import type { BroadcastReport, ReductionReport, RepairReport, SimReport } from './report.ts'
+import { buildReport, type BcastTrack, type RedTrack, type RepairReport, type SimReport } from './report.ts'
+import { groundTruth, treeShape, type TreeShape } from './analysis.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
 
 type Ev =
@@ -41,8 +42,6 @@ interface SimPeer {
   incarnation: number
 }
 
-interface BcastTrack { id: string, root: string, bytes: number, tree: string, startMs: number, doneAtRootMs: number | null, fallback: number, messages: number, bytesSent: number, backToBack: Extract<Action, { do: 'broadcast' }> | null }
-interface RedTrack { id: string, root: string, op: string, length: number, startMs: number, endMs: number | null, correct: boolean, complete: boolean }
 
 /** Peer names sort in index order: p0000, p0001, ... */
 export function peerName (i: number): string {
@@ -451,44 +450,18 @@ export class Simulation {
   }
 
   private truth (r: RedTrack): number[] {
-    const combine = BUILTIN_OPS.get(r.op)
-    const acc = new Float64Array(r.length)
-    const one = new Float64Array(r.length)
-    const salt = idSalt(r.id)
-    for (let v = 0; v < this.vnodes; v++) {
-      for (let i = 0; i < r.length; i++) one[i] = contributionWithSalt(salt, v, i)
-      if (v === 0) acc.set(one)
-      else combine?.(acc, one)
-    }
-    return [...acc]
+    return groundTruth(r.id, r.op, r.length, this.vnodes)
   }
 
   /** Shape of the trees of `root` now: depth, fan-out, edges crossing clusters. */
-  treeShape (rootName: string): Record<string, { depth: number, maxChildren: number, wanEdges: number, parentless: number }> {
-    const out: Record<string, { depth: number, maxChildren: number, wanEdges: number, parentless: number }> = {}
-    for (const kind of ['lat', 'bw'] as const) {
-      const parent = new Map<number, number>()
-      const kids = new Map<number, number>()
-      let parentless = 0
-      for (const p of this.peers) {
-        const st = p.core?.trees.get(kind, rootName)
-        if (st == null || p.name === rootName) continue
-        if (st.parent === null) { parentless++; continue }
-        const q = this.byName.get(st.parent) as number
-        parent.set(p.index, q)
-        kids.set(q, (kids.get(q) ?? 0) + 1)
-      }
-      let depth = 0
-      let wanEdges = 0
-      for (const [c, q] of parent) {
-        if (this.topology.clusterOf(c) !== this.topology.clusterOf(q)) wanEdges++
-        let d = 0
-        for (let x: number | undefined = c; x !== undefined && d < 10000; x = parent.get(x)) d++
-        if (d > depth) depth = d
-      }
-      out[kind] = { depth, maxChildren: Math.max(0, ...kids.values()), wanEdges, parentless }
+  treeShape (rootName: string): Record<'lat' | 'bw', TreeShape> {
+    const parentOf = (kind: 'lat' | 'bw', i: number): number | null | undefined => {
+      const p = this.peers[i]
+      const st = p?.core?.trees.get(kind, rootName)
+      if (st == null || p?.name === rootName) return undefined
+      return st.parent === null ? null : this.byName.get(st.parent) ?? null
     }
-    return out
+    return treeShape(this.peers.length, parentOf, (i) => this.topology.clusterOf(i))
   }
 
   /** Why the overlay is not stable now (for debugging). */
@@ -502,72 +475,31 @@ export class Simulation {
   }
 
   private report (): SimReport {
-    const broadcasts: BroadcastReport[] = [...this.bcasts.values()].map((b) => {
-      const d = this.checker.deliveries.get(b.id)
-      const delivered = d?.delivered ?? 0
-      const complete = delivered === this.vnodes
-      return {
-        id: b.id,
-        root: b.root,
-        bytes: b.bytes,
-        tree: b.tree,
-        startMs: round(b.startMs),
-        completeMs: complete && d !== undefined ? round(d.lastDeliveryMs) : null,
-        durationMs: complete && d !== undefined ? round(d.lastDeliveryMs - b.startMs) : null,
-        doneAtRootMs: b.doneAtRootMs === null ? null : round(b.doneAtRootMs),
-        delivered,
-        missing: this.vnodes - delivered,
-        duplicates: d?.duplicates ?? 0,
-        fallbackSends: b.fallback,
-        messages: b.messages,
-        bytesSent: b.bytesSent
-      }
-    })
-    const reductions: ReductionReport[] = [...this.reds.values()].map((r) => ({
-      id: r.id, root: r.root, op: r.op, length: r.length, startMs: round(r.startMs), durationMs: r.endMs === null ? null : round(r.endMs - r.startMs), complete: r.complete, correct: r.correct
-    }))
     let probes = 0
     let everStarted = 0
-    for (const p of this.peers) if (p.status !== 'off') everStarted++
     for (const p of this.peers) {
-      if (p.core !== null) {
-        probes += p.core.probesStarted
-        for (const [k, v] of Object.entries(p.core.stats.rejected)) this.rejected[k] = (this.rejected[k] ?? 0) + v
-      }
+      if (p.status !== 'off') everStarted++
+      if (p.core === null) continue
+      probes += p.core.probesStarted
+      for (const [k, v] of Object.entries(p.core.stats.rejected)) this.rejected[k] = (this.rejected[k] ?? 0) + v
     }
-    const stats = this.net.stats()
-    const bytesSent = broadcasts.reduce((n, b) => n + b.fallbackSends, 0)
-    return {
+    return buildReport({
       scenario: this.scenario.name,
       seed: this.seed,
       peers: { initial: this.initial, final: this.running, total: this.topology.peerCount },
       vnodes: this.vnodes,
-      simulatedMs: round(this.now),
-      broadcasts,
-      reductions,
-      totals: {
-        broadcasts: broadcasts.length,
-        broadcastsComplete: broadcasts.filter((b) => b.missing === 0).length,
-        lostDeliveries: broadcasts.reduce((n, b) => n + b.missing, 0),
-        duplicates: broadcasts.reduce((n, b) => n + b.duplicates, 0),
-        fallbackSends: bytesSent,
-        reductions: reductions.length,
-        reductionsWrong: reductions.filter((r) => r.complete && !r.correct).length,
-        reductionsIncomplete: reductions.filter((r) => !r.complete).length,
-        messages: stats.messages,
-        bytes: stats.bytes,
-        wanBytes: stats.wanBytes,
-        unownedVnodesAtEnd: this.checker.unowned()
-      },
-      stability: { firstStableMs: this.firstStableMs === null ? null : round(this.firstStableMs), repairs: this.repairs.map((r) => ({ ...r, atMs: round(r.atMs), stableAfterMs: r.stableAfterMs === null ? null : round(r.stableAfterMs) })) },
-      probes: { total: probes, perPeerMean: round(probes / Math.max(1, everStarted)) },
+      nowMs: this.now,
+      broadcasts: [...this.bcasts.values()],
+      reductions: [...this.reds.values()],
+      deliveries: this.checker.deliveries,
+      probes,
+      everStarted,
       rejected: this.rejected,
-      violations: [...this.checker.violations],
-      replay: `npm run --silent sim -- ${this.scenario.name}.json --seed ${this.seed}`
-    }
+      net: this.net.stats(),
+      unowned: this.checker.unowned(),
+      firstStableMs: this.firstStableMs,
+      repairs: this.repairs,
+      violations: this.checker.violations
+    })
   }
-}
-
-function round (x: number): number {
-  return Math.round(x * 1000) / 1000
 }

@@ -1,0 +1,52 @@
+/**
+ * Facts computed from a run for checks and benchmarks: the reductions' expected results
+ * and the shape of a root's trees.
+ */
+import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
+import { contributionWithSalt, idSalt } from './ground-truth.ts'
+
+/** The exact result of reduction `id` over virtual nodes 0..vnodes-1. */
+export function groundTruth (id: string, op: string, length: number, vnodes: number): number[] {
+  const combine = BUILTIN_OPS.get(op)
+  const acc = new Float64Array(length)
+  const one = new Float64Array(length)
+  const salt = idSalt(id)
+  for (let v = 0; v < vnodes; v++) {
+    for (let i = 0; i < length; i++) one[i] = contributionWithSalt(salt, v, i)
+    if (v === 0) acc.set(one)
+    else combine?.(acc, one)
+  }
+  return [...acc]
+}
+
+/** Depth, widest fan-out, edges crossing clusters and peers without a parent, of one tree. */
+export interface TreeShape { depth: number, maxChildren: number, wanEdges: number, parentless: number }
+
+/**
+ * The shape of both trees of one root. `parentOf(kind, i)` is peer i's parent index,
+ * null when it has none, undefined when it is not in that tree (or is the root).
+ */
+export function treeShape (peerCount: number, parentOf: (kind: 'lat' | 'bw', i: number) => number | null | undefined, clusterOf: (i: number) => number): Record<'lat' | 'bw', TreeShape> {
+  const shape = (kind: 'lat' | 'bw'): TreeShape => {
+    const parent = new Map<number, number>()
+    const kids = new Map<number, number>()
+    let parentless = 0
+    for (let i = 0; i < peerCount; i++) {
+      const q = parentOf(kind, i)
+      if (q === undefined) continue
+      if (q === null) { parentless++; continue }
+      parent.set(i, q)
+      kids.set(q, (kids.get(q) ?? 0) + 1)
+    }
+    let depth = 0
+    let wanEdges = 0
+    for (const [c, q] of parent) {
+      if (clusterOf(c) !== clusterOf(q)) wanEdges++
+      let d = 0
+      for (let x: number | undefined = c; x !== undefined && d < 10000; x = parent.get(x)) d++
+      if (d > depth) depth = d
+    }
+    return { depth, maxChildren: Math.max(0, ...kids.values()), wanEdges, parentless }
+  }
+  return { lat: shape('lat'), bw: shape('bw') }
+}
