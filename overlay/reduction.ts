@@ -70,10 +70,11 @@ export class Reductions {
       const wait = this.host.timeoutMs()
       this.host.setTimer(now + (root === this.host.self ? 2 * wait : wait), id)
     }
+    if (r.start.op !== start.op || r.start.length !== start.length || r.root !== root) { this.host.reject('reduce-mismatch'); return }
     r.expected = r.expected.union(forwarded)
     if (!fresh.isEmpty) {
       r.own = r.own.union(fresh)
-      this.take(r, fresh, this.host.contribute(id, start, fresh))
+      this.take(r, fresh, this.host.contribute(id, r.start, fresh))
     }
     this.check(now, r)
   }
@@ -90,6 +91,7 @@ export class Reductions {
       return
     }
     if (msg.value.length !== r.start.length || msg.op !== r.start.op) { this.host.reject('partial-mismatch'); return }
+    if (!IntervalSet.range(0, this.host.vnodeCount()).containsAll(msg.covered)) { this.host.reject('partial-out-of-range'); return }
     this.take(r, msg.covered, msg.value)
     this.check(now, r)
   }
@@ -160,7 +162,7 @@ export class Reductions {
 
   private check (now: number, r: Red): void {
     if (r.root === this.host.self) {
-      if (r.covered.size === this.host.vnodeCount() && r.acc !== null) {
+      if (r.covered.containsAll(IntervalSet.range(0, this.host.vnodeCount())) && r.acc !== null) {
         this.forget(r)
         this.host.reduced(r.id, r.acc, r.covered, r.startedAt)
       }

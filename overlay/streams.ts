@@ -127,7 +127,7 @@ export class Streams {
       if (t === undefined) {
         if (this.transfers.size >= this.limits.maxActiveTransfers) { this.host.reject('too-many-transfers'); return }
         t = this.newTransfer(now, o)
-      } else if (t.chunkCount !== o.chunkCount || t.totalBytes !== o.totalBytes || t.origin !== o.origin) {
+      } else if (t.chunkCount !== o.chunkCount || t.totalBytes !== o.totalBytes || t.origin !== o.origin || t.reduce?.op !== o.reduce?.op || t.reduce?.length !== o.reduce?.length) {
         this.host.reject('stream-mismatch')
         return
       } else if (t.incoming.length >= MAX_INCOMING_PER_TRANSFER) {
