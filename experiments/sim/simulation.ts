@@ -464,16 +464,6 @@ export class Simulation {
     return treeShape(this.peers.length, parentOf, (i) => this.topology.clusterOf(i))
   }
 
-  /** Why the overlay is not stable now (for debugging). */
-  debugStability (): string {
-    const lines = [`running=${this.running} probing=${this.probingCount} known=${this.sumKnownAlive} connected=${this.sumConnected}`]
-    for (const p of this.peers) {
-      if (p.core === null) continue
-      lines.push(`${p.name} ${p.status}/${p.core.state} known=${p.knownAlive} connected=${p.connectedTrees} parentless=${p.core.trees.parentlessCount()} probing=${p.probing}`)
-    }
-    return lines.join('\n')
-  }
-
   private report (): SimReport {
     let probes = 0
     let everStarted = 0
