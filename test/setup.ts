@@ -1,3 +1,4 @@
+import '../node/polyfill.ts'
 /**
  * Property tests are deterministic by default (the same fast-check seed every run), so CI
  * never flakes; explore with `FC_SEED=<n>` or `FC_SEED=random`. A failure prints its seed.

@@ -1,0 +1,181 @@
+/**
+ * Routes the chunks of long payloads (more than one chunk) onto one bulk stream per
+ * (receiver, transfer), and applies backpressure upstream: while a bulk stream's queue
+ * is above the high-water mark, the inbound bulk streams its chunks came from are paused.
+ * A single-chunk transfer (a short payload on the latency tree) stays on the control
+ * stream, where it pays no stream set-up round trip.
+ */
+import type { Stream } from '@libp2p/interface'
+import { encodeMessage } from '../overlay/codec.ts'
+import type { ChunkMessage } from '../overlay/messages.ts'
+import { FrameChannel, FrameKind } from './frame-channel.ts'
+import type { ResolvedNodeConfig } from './config.ts'
+
+/** What the router needs from the link manager. */
+export interface BulkHost {
+  open (peer: string): Promise<Stream>
+  /** This peer's hello frame body. */
+  hello (): Uint8Array
+  /** A bulk stream to `peer` could not be opened or failed. */
+  failed (peer: string): void
+  /** A bulk stream's queue emptied. */
+  drained (): void
+  clock (): number
+}
+
+interface BulkOut {
+  readonly key: string
+  readonly to: string
+  channel: FrameChannel | undefined
+  /** Chunks waiting for the stream to open. */
+  waiting: ChunkMessage[]
+  waitingBytes: number
+  readonly lastIndex: number
+  readonly upstreams: Set<FrameChannel>
+  above: boolean
+  lastUsedAt: number
+  done: boolean
+}
+
+/** Bulk streams out of this peer. */
+export class BulkRouter {
+  private readonly out = new Map<string, BulkOut>()
+  /** How many downstream bulk streams hold each paused upstream. */
+  private readonly blocked = new Map<FrameChannel, number>()
+  readonly stats = { opened: 0, pauses: 0 }
+
+  constructor (private readonly cfg: ResolvedNodeConfig, private readonly host: BulkHost) {}
+
+  /** Takes the chunk if it belongs on a bulk stream; false leaves it to the control stream. */
+  route (to: string, msg: ChunkMessage, upstream: FrameChannel | undefined): boolean {
+    const key = `${to}\n${msg.stream}`
+    let b = this.out.get(key)
+    if (b === undefined) {
+      if (msg.open === undefined || msg.open.chunkCount <= 1) return false
+      if (this.out.size >= this.cfg.maxBulkStreams) return false
+      b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, lastIndex: msg.open.chunkCount - 1, upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false }
+      this.out.set(key, b)
+      void this.open(b)
+    }
+    b.lastUsedAt = this.host.clock()
+    if (upstream !== undefined && !b.upstreams.has(upstream)) {
+      b.upstreams.add(upstream)
+      if (b.above) this.block(upstream)
+    }
+    const bytes = msg.data.byteLength + 128
+    if (b.channel === undefined) {
+      b.waiting.push(msg)
+      b.waitingBytes += bytes
+    } else {
+      this.write(b, msg, bytes)
+    }
+    this.check(b)
+    return true
+  }
+
+  /** True while a bulk stream to `peer` carries or waits to carry data. */
+  busyWith (peer: string): boolean {
+    for (const b of this.out.values()) if (b.to === peer && !b.done) return true
+    return false
+  }
+
+  /** The state of each bulk stream, for debugging and the node's counters. */
+  describe (): Array<Record<string, unknown>> {
+    const outs = [...this.out.values()].map((b) => ({ to: b.to.slice(-6), key: b.key.split('\n')[1], waiting: b.waitingBytes, queued: b.channel?.queuedBytes, above: b.above, done: b.done, status: b.channel?.stream.status, needsDrain: b.channel?.stream.writableNeedsDrain }))
+    const blocked = [...this.blocked.entries()].map(([u, n]) => ({ n, status: u.stream.status, read: u.stream.readStatus, buf: u.stream.readBufferLength }))
+    return [...outs, ...blocked]
+  }
+
+  /** True while any bulk stream has chunks queued. */
+  anyQueued (): boolean {
+    for (const b of this.out.values()) if (b.waitingBytes > 0 || (b.channel?.queuedBytes ?? 0) > 0) return true
+    return false
+  }
+
+  forget (peer: string): void {
+    for (const b of [...this.out.values()]) if (b.to === peer) this.drop(b)
+  }
+
+  /** Closes bulk streams idle for longer than `bulkIdleMs`. */
+  sweep (now: number): void {
+    for (const b of [...this.out.values()]) {
+      const queued = b.waitingBytes + (b.channel?.queuedBytes ?? 0)
+      if (queued === 0 && now - b.lastUsedAt > this.cfg.bulkIdleMs) this.drop(b)
+    }
+  }
+
+  closeAll (): void {
+    for (const b of [...this.out.values()]) this.drop(b)
+  }
+
+  private async open (b: BulkOut): Promise<void> {
+    let stream: Stream
+    try {
+      stream = await this.host.open(b.to)
+    } catch {
+      if (this.out.get(b.key) === b) { this.drop(b); this.host.failed(b.to) }
+      return
+    }
+    if (this.out.get(b.key) !== b) { stream.abort(new Error('not needed')); return }
+    this.stats.opened++
+    const ch = new FrameChannel(stream, { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: this.cfg.maxBulkQueuedBytes }, {
+      frame: () => {},
+      drained: () => { this.check(b); this.host.drained() },
+      closed: () => { if (this.out.get(b.key) === b) { this.drop(b); if (!b.done) this.host.failed(b.to) } }
+    }, this.host.clock)
+    b.channel = ch
+    ch.send(FrameKind.Hello, this.host.hello())
+    const waiting = b.waiting
+    b.waiting = []
+    b.waitingBytes = 0
+    for (const m of waiting) this.write(b, m, m.data.byteLength + 128)
+    this.check(b)
+  }
+
+  private write (b: BulkOut, msg: ChunkMessage, bytes: number): void {
+    const ch = b.channel as FrameChannel
+    try {
+      ch.send(FrameKind.Core, () => encodeMessage(msg), bytes)
+    } catch {
+      this.drop(b)
+      this.host.failed(b.to)
+      return
+    }
+    if (msg.index === b.lastIndex) {
+      b.done = true
+      void ch.close().finally(() => { if (this.out.get(b.key) === b) this.drop(b) })
+    }
+  }
+
+  /** Pauses or resumes the upstreams as the queue crosses the high-water mark. */
+  private check (b: BulkOut): void {
+    const queued = b.waitingBytes + (b.channel?.queuedBytes ?? 0)
+    if (!b.above && queued > this.cfg.bulkHighWaterBytes) {
+      b.above = true
+      for (const u of b.upstreams) this.block(u)
+    } else if (b.above && queued === 0) {
+      b.above = false
+      for (const u of b.upstreams) this.unblock(u)
+    }
+  }
+
+  private block (u: FrameChannel): void {
+    const n = this.blocked.get(u) ?? 0
+    this.blocked.set(u, n + 1)
+    if (n === 0) { this.stats.pauses++; u.pause() }
+  }
+
+  private unblock (u: FrameChannel): void {
+    const n = this.blocked.get(u) ?? 0
+    if (n <= 1) { this.blocked.delete(u); u.resume() } else this.blocked.set(u, n - 1)
+  }
+
+  private drop (b: BulkOut): void {
+    if (this.out.get(b.key) !== b) return
+    this.out.delete(b.key)
+    if (b.above) { b.above = false; for (const u of b.upstreams) this.unblock(u) }
+    b.upstreams.clear()
+    b.waiting = []
+    if (b.channel !== undefined && !b.channel.closed && !b.done) b.channel.abort(new Error('bulk stream dropped'))
+  }
+}

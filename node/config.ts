@@ -1,0 +1,108 @@
+/**
+ * Options of the real-network node's transport layer (the protocol's own options are the
+ * core's `CoreInit`). Every field has a default and a reason.
+ */
+import { InvalidConfigError } from '../overlay/errors.ts'
+
+/** Transport-level options of a treecast node. */
+export interface NodeNetInit {
+  /**
+   * Peers kept connected at most; the least recently used idle peers that are not tree
+   * neighbours are disconnected past it. Hundreds of peers must not mean a full mesh.
+   * @default 48
+   */
+  maxPeers?: number
+  /**
+   * Interval between heartbeats on every open control stream.
+   * @default 1000
+   */
+  heartbeatIntervalMs?: number
+  /**
+   * A peer whose control stream stays silent (no message, no heartbeat) this long is
+   * reported down; also the core's failure-detection timeout unless the core sets its own.
+   * @default 5000
+   */
+  failureDetectionTimeoutMs?: number
+  /**
+   * Dial plus stream negotiation timeout; a peer that cannot be reached within it after its
+   * connection closed is reported down. Generous because a loaded machine handshakes slowly.
+   * @default 10000
+   */
+  dialTimeoutMs?: number
+  /**
+   * Largest frame accepted from a peer (a chunk of `chunkBytes` or a probe download plus
+   * headers); larger frames reset the stream.
+   * @default 1179648 (1 MiB + 128 KiB)
+   */
+  maxFrameBytes?: number
+  /**
+   * Bytes queued on one control stream before the peer is considered stuck and the stream
+   * is reset. Bounds memory per neighbour.
+   * @default 33554432 (32 MiB)
+   */
+  maxQueuedBytes?: number
+  /**
+   * Bytes queued on one bulk stream past which the streams its chunks came in on are
+   * paused (end-to-end backpressure). Small enough to bound memory, large enough to
+   * keep a fast link busy for a few milliseconds.
+   * @default 1048576 (1 MiB)
+   */
+  bulkHighWaterBytes?: number
+  /**
+   * Hard limit on one bulk stream's queue. The root of a broadcast queues references to its
+   * own payload, so this must be at least the largest payload sent.
+   * @default 1073741824 + 1048576 (1 GiB + 1 MiB, the core's maxPayloadBytes plus slack)
+   */
+  maxBulkQueuedBytes?: number
+  /**
+   * Outgoing bulk streams open at once; further long transfers fall back to the control stream.
+   * @default 256
+   */
+  maxBulkStreams?: number
+  /**
+   * A bulk stream with nothing queued for this long is closed.
+   * @default 5000
+   */
+  bulkIdleMs?: number
+  /**
+   * Streams per protocol and connection, inbound and outbound (libp2p defaults to 32/64,
+   * too few for many concurrent long transfers between two neighbours).
+   * @default 512
+   */
+  maxStreamsPerConnection?: number
+}
+
+export type ResolvedNodeConfig = Readonly<Required<NodeNetInit>>
+
+export const DEFAULT_NODE_NET: ResolvedNodeConfig = Object.freeze({
+  maxPeers: 48,
+  heartbeatIntervalMs: 1000,
+  failureDetectionTimeoutMs: 5000,
+  dialTimeoutMs: 10_000,
+  maxFrameBytes: 1024 * 1024 + 128 * 1024,
+  maxQueuedBytes: 32 * 1024 * 1024,
+  bulkHighWaterBytes: 1024 * 1024,
+  maxBulkQueuedBytes: 1024 * 1024 * 1024 + 1024 * 1024,
+  maxBulkStreams: 256,
+  bulkIdleMs: 5000,
+  maxStreamsPerConnection: 512
+})
+
+/** Fills defaults and validates; throws InvalidConfigError on a bad value. */
+export function resolveNodeConfig (init: NodeNetInit = {}): ResolvedNodeConfig {
+  const r: Required<NodeNetInit> = { ...DEFAULT_NODE_NET }
+  for (const key of Object.keys(DEFAULT_NODE_NET) as Array<keyof NodeNetInit>) {
+    const v = init[key]
+    if (v === undefined) continue
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new InvalidConfigError(`${key} must be a positive number, got ${String(v)}`)
+    if (!Number.isInteger(v) && key !== 'heartbeatIntervalMs' && key !== 'failureDetectionTimeoutMs' && key !== 'dialTimeoutMs' && key !== 'bulkIdleMs') {
+      throw new InvalidConfigError(`${key} must be an integer, got ${v}`)
+    }
+    r[key] = v
+  }
+  if (r.heartbeatIntervalMs * 2 > r.failureDetectionTimeoutMs) {
+    throw new InvalidConfigError(`failureDetectionTimeoutMs (${r.failureDetectionTimeoutMs}) must be at least twice heartbeatIntervalMs (${r.heartbeatIntervalMs})`)
+  }
+  if (r.maxFrameBytes < 1024) throw new InvalidConfigError(`maxFrameBytes must be at least 1024, got ${r.maxFrameBytes}`)
+  return Object.freeze(r)
+}

@@ -1,0 +1,203 @@
+/**
+ * One libp2p stream carrying length-prefixed frames, with a bounded send queue that
+ * respects the stream's backpressure and a reader that can be paused.
+ *
+ * Every frame is `varint(length) | kind | body`: `kind` is a {@link FrameKind}, `body` the
+ * core's codec bytes for a core message, or the driver's own small records. Queued
+ * entries may be lazy (encoded only when the stream can take them), so a sender that
+ * queues a whole payload's chunks holds references to the payload, not copies of it.
+ *
+ * Backpressure (see shared/notes/libp2p-v3.md, pitfalls 2 and 5): writing stops while
+ * `stream.writableNeedsDrain` and resumes on the `'drain'` event; reading uses the
+ * `'message'` listener with `pause()`/`resume()`, never `for await`.
+ */
+import type { Stream } from '@libp2p/interface'
+import { LengthPrefixedDecoder } from '@libp2p/utils'
+import { Uint8ArrayList } from 'uint8arraylist'
+import * as varint from 'uint8-varint'
+import { ChannelClosedError, QueueFullError } from './errors.ts'
+
+/** What a frame carries. */
+export const FrameKind = {
+  /** A core message (overlay/codec.ts bytes). */
+  Core: 0,
+  /** The sender's identity: the first frame on every stream, both ways. */
+  Hello: 1,
+  /** A liveness beacon. */
+  Heartbeat: 2,
+  /** The sender closes this connection on purpose (pruning): not a crash. */
+  Bye: 3
+} as const
+/** One of {@link FrameKind}'s values. */
+export type FrameKind = typeof FrameKind[keyof typeof FrameKind]
+
+/** Frame channel options. */
+export interface FrameChannelInit {
+  /** Largest frame accepted from the remote, in bytes (kind byte included). */
+  readonly maxFrameBytes: number
+  /** Bytes queued (encoded or not) past which `send` throws {@link QueueFullError}. */
+  readonly maxQueuedBytes: number
+}
+
+/** What a channel reports to its owner. */
+export interface FrameChannelHandlers {
+  frame (kind: number, body: Uint8ArrayList): void
+  /** Everything queued has been handed to the stream. */
+  drained (): void
+  /** The stream is gone (closed by either side, reset or aborted). Called once. */
+  closed (err?: Error): void
+}
+
+interface Entry { readonly kind: number, readonly bytes: number, readonly body: Uint8Array | (() => Uint8Array) }
+
+/** A framed, backpressured stream. */
+export class FrameChannel {
+  private readonly queue: Entry[] = []
+  private head = 0
+  private queued = 0
+  private waitingDrain = false
+  private isClosed = false
+  private aborted = false
+  framesIn = 0
+  private resuming = false
+  private pauseWanted = false
+  private readonly decoder: LengthPrefixedDecoder
+  /** When last a frame arrived (driver clock). */
+  lastReceivedAt = 0
+  /** Bytes written to the stream so far. */
+  bytesSent = 0
+
+  constructor (
+    readonly stream: Stream,
+    private readonly init: FrameChannelInit,
+    private readonly handlers: FrameChannelHandlers,
+    private readonly clock: () => number
+  ) {
+    this.decoder = new LengthPrefixedDecoder({ maxDataLength: init.maxFrameBytes, maxBufferSize: 2 * init.maxFrameBytes + 16 })
+    this.lastReceivedAt = clock()
+    // Attach synchronously (pitfall 6): data arriving before a listener piles up.
+    stream.addEventListener('message', (evt) => { this.onData(evt.data) })
+    stream.addEventListener('drain', () => { this.waitingDrain = false; this.pump() })
+    stream.addEventListener('close', (evt) => { this.finish(evt.error) })
+  }
+
+  get closed (): boolean { return this.isClosed }
+  /** Bytes queued and not yet handed to the stream. */
+  get queuedBytes (): number { return this.queued }
+
+  /**
+   * Queues a frame. `body` may be a function producing the bytes when the stream can take
+   * them; `bytes` is then its (estimated) size for the queue's accounting.
+   */
+  send (kind: FrameKind, body: Uint8Array | (() => Uint8Array), bytes = typeof body === 'function' ? 0 : body.byteLength): void {
+    if (this.isClosed) throw new ChannelClosedError('the stream is closed')
+    if (this.queued + bytes > this.init.maxQueuedBytes && this.queued > 0) {
+      throw new QueueFullError(`send queue holds ${this.queued} bytes, limit ${this.init.maxQueuedBytes}`)
+    }
+    this.queue.push({ kind, bytes, body })
+    this.queued += bytes
+    this.pump()
+  }
+
+  /** Stops reading: the remote's sends to us stall once the muxer window fills. */
+  pause (): void {
+    // libp2p's resume() hands over the buffered data and only then tells the muxer to send
+    // window updates again: a pause asked for while that data is handled would be undone.
+    if (this.resuming) { this.pauseWanted = true; return }
+    if (!this.aborted && this.stream.readStatus === 'readable') this.stream.pause()
+  }
+
+  resume (): void {
+    this.pauseWanted = false
+    if (this.aborted || this.stream.readStatus !== 'paused') return
+    this.resuming = true
+    try { this.stream.resume() } finally { this.resuming = false }
+    if (this.pauseWanted) { this.pauseWanted = false; this.pause() }
+  }
+
+  /** Closes gracefully after the queue drains (bounded by the stream's own close). */
+  async close (): Promise<void> {
+    if (this.isClosed) return
+    await this.whenDrained()
+    if (!this.isClosed) await this.stream.close().catch((err: Error) => { this.stream.abort(err) })
+  }
+
+  abort (err: Error): void {
+    this.aborted = true
+    if (this.isClosed) return
+    this.stream.abort(err)
+    this.finish(err)
+  }
+
+  private async whenDrained (): Promise<void> {
+    while (!this.isClosed && (this.head < this.queue.length || this.waitingDrain)) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => { this.stream.removeEventListener('drain', done); this.stream.removeEventListener('close', done); resolve() }
+        this.stream.addEventListener('drain', done)
+        this.stream.addEventListener('close', done)
+      })
+    }
+  }
+
+  private pump (): void {
+    while (!this.isClosed && !this.waitingDrain && this.head < this.queue.length) {
+      const e = this.queue[this.head] as Entry
+      this.queue[this.head] = undefined as unknown as Entry
+      this.head++
+      this.queued -= e.bytes
+      const body = typeof e.body === 'function' ? e.body() : e.body
+      const prefix = new Uint8Array(varint.encodingLength(body.byteLength + 1) + 1)
+      varint.encode(body.byteLength + 1, prefix)
+      prefix[prefix.length - 1] = e.kind
+      const ok = this.stream.send(new Uint8ArrayList(prefix, body))
+      this.bytesSent += prefix.byteLength + body.byteLength
+      if (!ok || this.stream.writableNeedsDrain) this.waitingDrain = true
+    }
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head)
+      this.head = 0
+    }
+    if (this.head === this.queue.length) {
+      this.queue.length = 0
+      this.head = 0
+      if (!this.waitingDrain) this.handlers.drained()
+    }
+  }
+
+  private onData (data: Uint8Array | Uint8ArrayList): void {
+    // Data may still arrive after 'close' (a paused stream emits what it buffered when
+    // resumed): only a stream this side aborted drops it.
+    if (this.aborted) return
+    this.lastReceivedAt = this.clock()
+    try {
+      // A resumed stream may hand over megabytes at once: feed the decoder at most one
+      // frame's worth at a time so its buffer stays within two frames.
+      const step = this.init.maxFrameBytes
+      if (data.byteLength <= step) { this.decodeAll(data); return }
+      for (let off = 0; off < data.byteLength && !this.aborted; off += step) {
+        this.decodeAll(data.subarray(off, Math.min(off + step, data.byteLength)))
+      }
+    } catch (err) {
+      this.abort(err instanceof Error ? err : new Error(String(err)))
+    }
+  }
+
+  private decodeAll (data: Uint8Array | Uint8ArrayList): void {
+    for (const frame of this.decoder.decode(data)) {
+      if (frame.byteLength < 1) throw new RangeError('empty frame')
+      const kind = frame.get(0)
+      this.framesIn++
+      this.handlers.frame(kind, frame.sublist(1))
+      if (this.aborted) return
+    }
+  }
+
+  private finish (err?: Error): void {
+    if (this.isClosed) return
+    this.isClosed = true
+    this.queue.length = 0
+    this.head = 0
+    this.queued = 0
+    this.handlers.closed(err)
+  }
+}

@@ -1,0 +1,347 @@
+/**
+ * The node's connections to other peers: one long-lived control stream per neighbour for
+ * control and short messages, one bulk stream per (peer, long transfer) for the chunks of
+ * a payload on the bandwidth tree, heartbeats, crash detection and a bound on how many
+ * peers stay connected.
+ *
+ * End-to-end backpressure: chunks of a long payload arrive on their own bulk stream, so
+ * when the bulk stream to a child holds more than `bulkHighWaterBytes` the node pauses
+ * only the stream the chunks came in on; the parent's sends to this node then stall (the
+ * muxer window fills) and the slowdown propagates up the tree to the root, whose queue
+ * holds references to its own payload, not copies. Other transfers and control traffic
+ * are not held up, so opposite flows cannot deadlock each other.
+ */
+import type { Connection, Stream } from '@libp2p/interface'
+import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
+import { multiaddr } from '@multiformats/multiaddr'
+import type { Uint8ArrayList } from 'uint8arraylist'
+import { decodeMessage, encodeMessage, type CodecLimits } from '../overlay/codec.ts'
+import type { ChunkMessage, Message } from '../overlay/messages.ts'
+import { WireError } from '../overlay/wire-errors.ts'
+import { FrameChannel, FrameKind } from './frame-channel.ts'
+import { decodeHello, encodeHello, peerIdPart, type Hello } from './hello.ts'
+import { BulkRouter } from './bulk-router.ts'
+import type { ResolvedNodeConfig } from './config.ts'
+
+/** Protocol of the per-neighbour control stream. */
+export const CONTROL_PROTOCOL = '/treecast/overlay/1.0.0'
+/** Protocol of a per-transfer bulk stream. */
+export const BULK_PROTOCOL = '/treecast/bulk/1.0.0'
+
+/** What the link manager needs from the node around it. */
+export interface LinksHost {
+  /** This peer's hello. */
+  hello (): Hello
+  /** A valid core message arrived from `from` (`bulk` when on a bulk stream). */
+  message (from: string, msg: Message, bulk: FrameChannel | undefined): void
+  /** Remote input was dropped, with the reason. */
+  reject (reason: string): void
+  /** `peer` is unreachable (its connection closed and a redial failed, or it went silent). */
+  peerDown (peer: string, incarnation: number | undefined): void
+  /** True for peers whose connection must stay open (tree neighbours). */
+  keep (peer: string): boolean
+}
+
+interface Peer {
+  readonly id: string
+  incarnation: number | undefined
+  /** Open control channels (usually one; two after a simultaneous dial). */
+  readonly channels: FrameChannel[]
+  /** Messages waiting for the first channel. */
+  pending: Message[]
+  pendingBytes: number
+  dialing: boolean
+  lastUsedAt: number
+  /** The remote said it closes on purpose. */
+  byeReceived: boolean
+}
+
+/** Connections, streams, heartbeats and crash detection. */
+export class Links {
+  private readonly peers = new Map<string, Peer>()
+  private readonly bulk: BulkRouter
+  private heartbeatTimer: ReturnType<typeof setInterval> | undefined
+  private running = false
+  private sentWaiters: Array<() => void> = []
+  readonly stats = { dials: 0, dialFailures: 0, pruned: 0, heartbeatsMissed: 0, queueOverflows: 0 }
+
+  constructor (
+    private readonly components: { registrar: Registrar, connectionManager: ConnectionManager },
+    private readonly cfg: ResolvedNodeConfig,
+    private readonly codecLimits: CodecLimits,
+    private readonly host: LinksHost,
+    private readonly clock: () => number
+  ) {
+    this.bulk = new BulkRouter(cfg, {
+      open: async (peer) => await this.openStream(peer, BULK_PROTOCOL),
+      hello: () => encodeHello(this.host.hello()),
+      failed: (peer) => { void this.verify(peer); this.notifySent() },
+      drained: () => { this.notifySent() },
+      clock
+    })
+  }
+
+  async start (): Promise<void> {
+    const limits = { maxInboundStreams: this.cfg.maxStreamsPerConnection, maxOutboundStreams: this.cfg.maxStreamsPerConnection }
+    await this.components.registrar.handle(CONTROL_PROTOCOL, (stream, conn) => { this.accept(stream, conn, false) }, limits)
+    await this.components.registrar.handle(BULK_PROTOCOL, (stream, conn) => { this.accept(stream, conn, true) }, limits)
+    this.running = true
+    this.heartbeatTimer = setInterval(() => { this.heartbeat() }, this.cfg.heartbeatIntervalMs)
+  }
+
+  async stop (): Promise<void> {
+    this.running = false
+    if (this.heartbeatTimer !== undefined) clearInterval(this.heartbeatTimer)
+    this.heartbeatTimer = undefined
+    for (const p of this.peers.values()) for (const ch of p.channels) ch.abort(new Error('node stopping'))
+    this.bulk.closeAll()
+    this.peers.clear()
+    this.notifySent()
+    await this.components.registrar.unhandle(CONTROL_PROTOCOL).catch(() => {})
+    await this.components.registrar.unhandle(BULK_PROTOCOL).catch(() => {})
+  }
+
+  /** Peers with an open control stream. */
+  connectedPeers (): string[] {
+    return [...this.peers.values()].filter((p) => p.channels.length > 0).map((p) => p.id)
+  }
+
+  /** Link statistics of the bulk streams. */
+  get bulkStats (): { opened: number, pauses: number } { return this.bulk.stats }
+
+  describeBulk (): Array<Record<string, unknown>> { return this.bulk.describe() }
+
+  /** Resolves once every queue is empty: all that was sent has been handed to the streams. */
+  async whenSent (): Promise<void> {
+    while (this.running && !this.idle()) await new Promise<void>((resolve) => { this.sentWaiters.push(resolve) })
+  }
+
+  private idle (): boolean {
+    for (const p of this.peers.values()) {
+      if (p.pending.length > 0 || p.channels.some((c) => c.queuedBytes > 0)) return false
+    }
+    return !this.bulk.anyQueued()
+  }
+
+  private notifySent (): void {
+    if (this.sentWaiters.length === 0) return
+    const w = this.sentWaiters
+    this.sentWaiters = []
+    for (const r of w) r()
+  }
+
+  /** Sends a core message: chunks of long payloads on their bulk stream, the rest on the control stream. */
+  send (to: string, msg: Message, upstream: FrameChannel | undefined): void {
+    if (!this.running) return
+    if (msg.t === 'chunk' && this.bulk.route(to, msg as ChunkMessage, upstream)) return
+    const p = this.peer(to)
+    p.lastUsedAt = this.clock()
+    const ch = p.channels[0]
+    if (ch !== undefined) { this.write(p, ch, msg); return }
+    const bytes = estimateBytes(msg)
+    if (p.pendingBytes + bytes > this.cfg.maxQueuedBytes) { this.stats.queueOverflows++; return }
+    p.pending.push(msg)
+    p.pendingBytes += bytes
+    if (!p.dialing) void this.dial(p)
+  }
+
+  /** Disconnects from a peer that left or was declared dead. */
+  forget (peer: string): void {
+    const p = this.peers.get(peer)
+    this.bulk.forget(peer)
+    if (p === undefined) return
+    this.peers.delete(peer)
+    for (const ch of p.channels) void ch.close()
+  }
+
+  private write (p: Peer, ch: FrameChannel, msg: Message): void {
+    try {
+      ch.send(FrameKind.Core, encodeMessage(msg))
+    } catch {
+      // The remote does not read (queue at its limit) or the stream just closed.
+      this.stats.queueOverflows++
+      ch.abort(new Error('send queue overflow'))
+      void this.verify(p.id)
+    }
+  }
+
+  private peer (id: string): Peer {
+    let p = this.peers.get(id)
+    if (p === undefined) {
+      p = { id, incarnation: undefined, channels: [], pending: [], pendingBytes: 0, dialing: false, lastUsedAt: this.clock(), byeReceived: false }
+      this.peers.set(id, p)
+      this.prune()
+    }
+    return p
+  }
+
+  private async openStream (peer: string, protocol: string): Promise<Stream> {
+    const signal = AbortSignal.timeout(this.cfg.dialTimeoutMs)
+    this.stats.dials++
+    const conn = await this.components.connectionManager.openConnection(multiaddr(peer), { signal })
+    return await conn.newStream(protocol, { signal })
+  }
+
+  private async dial (p: Peer): Promise<void> {
+    p.dialing = true
+    try {
+      const stream = await this.openStream(p.id, CONTROL_PROTOCOL)
+      if (!this.running || this.peers.get(p.id) !== p) { stream.abort(new Error('not needed')); return }
+      const ch = this.channel(stream, p.id)
+      ch.send(FrameKind.Hello, encodeHello(this.host.hello()))
+      this.attach(p, ch)
+    } catch {
+      this.stats.dialFailures++
+      if (this.peers.get(p.id) === p) {
+        this.peers.delete(p.id)
+        this.notifySent()
+        if (this.running) this.host.peerDown(p.id, p.incarnation)
+      }
+    } finally {
+      p.dialing = false
+    }
+  }
+
+  private attach (p: Peer, ch: FrameChannel): void {
+    p.channels.push(ch)
+    const pending = p.pending
+    p.pending = []
+    p.pendingBytes = 0
+    for (const m of pending) this.write(p, ch, m)
+  }
+
+  /** An inbound stream: its first frame must be a hello whose id matches the connection's peer. */
+  private accept (stream: Stream, conn: Connection, bulk: boolean): void {
+    let from: string | undefined
+    const remote = conn.remotePeer.toString()
+    const ch = new FrameChannel(stream, this.channelInit(bulk), {
+      frame: (kind, body) => {
+        if (from === undefined) {
+          const h = kind === FrameKind.Hello ? decodeHello(body) : undefined
+          if (h === undefined || peerIdPart(h.id) !== remote) { this.host.reject('bad-hello'); ch.abort(new Error('bad hello')); return }
+          from = h.id
+          if (!bulk) {
+            const p = this.peer(from)
+            if (p.incarnation !== undefined && h.incarnation > p.incarnation) for (const old of p.channels) old.abort(new Error('restarted'))
+            p.incarnation = h.incarnation
+            p.byeReceived = false
+            ch.send(FrameKind.Hello, encodeHello(this.host.hello()))
+            this.attach(p, ch)
+          }
+          return
+        }
+        this.onFrame(from, kind, body, bulk ? ch : undefined)
+      },
+      drained: () => { this.notifySent() },
+      closed: () => { if (from !== undefined && !bulk) this.channelClosed(from, ch); this.notifySent() }
+    }, this.clock)
+  }
+
+  private channel (stream: Stream, peer: string): FrameChannel {
+    let helloSeen = false
+    const ch: FrameChannel = new FrameChannel(stream, this.channelInit(false), {
+      frame: (kind, body) => {
+        if (!helloSeen) {
+          const h = kind === FrameKind.Hello ? decodeHello(body) : undefined
+          if (h === undefined || h.id !== peer) { this.host.reject('bad-hello'); ch.abort(new Error('bad hello')); return }
+          helloSeen = true
+          const p = this.peers.get(peer)
+          if (p !== undefined) p.incarnation = h.incarnation
+          return
+        }
+        this.onFrame(peer, kind, body, undefined)
+      },
+      drained: () => { this.notifySent() },
+      closed: () => { this.channelClosed(peer, ch); this.notifySent() }
+    }, this.clock)
+    return ch
+  }
+
+  private channelInit (bulk: boolean): { maxFrameBytes: number, maxQueuedBytes: number } {
+    return { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: bulk ? this.cfg.maxBulkQueuedBytes : this.cfg.maxQueuedBytes }
+  }
+
+  private onFrame (from: string, kind: number, body: Uint8ArrayList, bulk: FrameChannel | undefined): void {
+    switch (kind) {
+      case FrameKind.Core: {
+        let msg: Message
+        try {
+          msg = decodeMessage(body.subarray(), this.codecLimits)
+        } catch (err) {
+          this.host.reject(err instanceof WireError ? `wire-${err.reason}` : 'wire-malformed')
+          return
+        }
+        const p = this.peers.get(from)
+        if (p !== undefined) p.lastUsedAt = this.clock()
+        this.host.message(from, msg, bulk)
+        return
+      }
+      case FrameKind.Heartbeat: return
+      case FrameKind.Bye: { const p = this.peers.get(from); if (p !== undefined) p.byeReceived = true; return }
+      default: this.host.reject('unknown-frame')
+    }
+  }
+
+  private channelClosed (peer: string, ch: FrameChannel): void {
+    const p = this.peers.get(peer)
+    if (p === undefined) return
+    const i = p.channels.indexOf(ch)
+    if (i >= 0) p.channels.splice(i, 1)
+    if (p.channels.length > 0 || !this.running) return
+    if (p.byeReceived) { this.peers.delete(peer); return }
+    void this.verify(peer)
+  }
+
+  /**
+   * The connection to `peer` closed without a goodbye, or a send failed: redial once. A
+   * crashed peer refuses the connection (or the dial times out) and is reported down.
+   */
+  private async verify (peer: string): Promise<void> {
+    const p = this.peers.get(peer) ?? this.peer(peer)
+    if (p.dialing || p.channels.length > 0 || !this.running) return
+    await this.dial(p)
+  }
+
+  private heartbeat (): void {
+    const now = this.clock()
+    for (const p of [...this.peers.values()]) {
+      for (const ch of [...p.channels]) {
+        if (now - ch.lastReceivedAt > this.cfg.failureDetectionTimeoutMs) {
+          this.stats.heartbeatsMissed++
+          this.peers.delete(p.id)
+          for (const c of p.channels) c.abort(new Error('heartbeats missed'))
+          this.host.peerDown(p.id, p.incarnation)
+          break
+        }
+        try { ch.send(FrameKind.Heartbeat, new Uint8Array(0)) } catch { /* closed meanwhile: its close handler runs */ }
+      }
+    }
+    this.bulk.sweep(now)
+    this.prune()
+  }
+
+  /** Keeps at most `maxPeers` peers connected: the least recently used idle non-neighbours go. */
+  private prune (): void {
+    if (this.peers.size <= this.cfg.maxPeers) return
+    const idle = [...this.peers.values()]
+      .filter((p) => !p.dialing && p.pending.length === 0 && !this.host.keep(p.id) && !this.bulk.busyWith(p.id) && p.channels.every((c) => c.queuedBytes === 0))
+      .sort((a, b) => a.lastUsedAt - b.lastUsedAt)
+    for (const p of idle) {
+      if (this.peers.size <= this.cfg.maxPeers) break
+      this.stats.pruned++
+      this.peers.delete(p.id)
+      for (const ch of p.channels) {
+        try { ch.send(FrameKind.Bye, new Uint8Array(0)) } catch { /* already closed */ }
+        void ch.close()
+      }
+    }
+  }
+}
+
+function estimateBytes (msg: Message): number {
+  switch (msg.t) {
+    case 'chunk': return msg.data.byteLength + 128
+    case 'probe-rep': return msg.padding + 1024
+    default: return 1024
+  }
+}

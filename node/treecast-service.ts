@@ -1,0 +1,373 @@
+/**
+ * treecast as a libp2p service: `services: { treecast: treecast(init) }` adds the overlay
+ * to any libp2p node (TCP + Noise + a muxer). The service is the real-network driver of
+ * the protocol core: it feeds the core decoded frames, closed connections and timer
+ * deadlines with a monotonic clock and `Math.random` (or the injected `random`), and
+ * carries out what the core outputs. Nothing in the core knows it runs on a network.
+ */
+import { performance } from 'node:perf_hooks'
+import type { Startable } from '@libp2p/interface'
+import type { Multiaddr } from '@multiformats/multiaddr'
+import { TypedEventEmitter } from 'main-event'
+import { TreecastCore } from '../overlay/core.ts'
+import type { CoreInit } from '../overlay/config.ts'
+import type { Message } from '../overlay/messages.ts'
+import type { CombineFn } from '../overlay/reduce-ops.ts'
+import type { ContributeFn } from '../overlay/reduction.ts'
+import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { TreeKind } from '../trees/tree-kind.ts'
+import { resolveNodeConfig, type NodeNetInit, type ResolvedNodeConfig } from './config.ts'
+import { AlreadyMemberError, InvalidArgumentError, JoinFailedError, NotStartedError, ReduceFailedError } from './errors.ts'
+import type { TreecastEvents } from './events.ts'
+import type { FrameChannel } from './frame-channel.ts'
+import { Links, type LinksHost } from './links.ts'
+import { Measurements, type LinkMeasurement } from './measurements.ts'
+import { MAX_OVERLAY_ID_LENGTH, peerIdPart } from './hello.ts'
+import type { TreecastComponents } from './components.ts'
+import { Pending } from './pending.ts'
+
+/** Options of a treecast node; every field has a default. */
+export interface TreecastInit extends NodeNetInit {
+  /**
+   * Protocol options (probe size, switch point, chunk size, timeouts...): see `CoreInit`.
+   * `failureDetectionTimeoutMs` defaults to this init's value.
+   * @default {}
+   */
+  core?: CoreInit
+  /**
+   * The application's contribution to a reduction for a set of owned virtual nodes.
+   * @default zeros
+   */
+  contribute?: ContributeFn
+  /**
+   * Custom reduction operations by name (sum, prod, min, max, band, bor, bxor are built in).
+   * @default {}
+   */
+  ops?: Readonly<Record<string, CombineFn>>
+  /**
+   * Uniform random numbers in [0,1) for probe targets. Inject a seeded one for tests.
+   * @default Math.random
+   */
+  random?: () => number
+  /**
+   * How long `join()` waits for the contact's answer.
+   * @default 30000
+   */
+  joinTimeoutMs?: number
+}
+
+/** Options of one broadcast. */
+export interface BroadcastOptions {
+  /** Which tree: 'auto' picks by size against the switch point. @default 'auto' */
+  mode?: 'auto' | TreeKind
+}
+
+/** A broadcast in flight. */
+export interface BroadcastHandle {
+  readonly id: string
+  /** Resolves when every virtual node has it (all acknowledgements in at the root). */
+  readonly done: Promise<void>
+}
+
+/** A completed reduction. */
+export interface ReduceResult {
+  readonly id: string
+  readonly value: Float64Array
+  readonly covered: IntervalSet
+  readonly durationMs: number
+}
+
+/** Tree neighbours of this peer for one root. */
+export interface TreeView {
+  readonly kind: TreeKind
+  readonly root: string
+  readonly parent: string | null
+  readonly children: readonly string[]
+  /** lat: distance to the root (ms); bw: estimated rate from the root (bytes/s). */
+  readonly metric: number
+}
+
+/** The overlay service. Get it from `libp2p.services.treecast` or `createTreecast()`. */
+export class TreecastService extends TypedEventEmitter<TreecastEvents> implements Startable {
+  readonly [Symbol.toStringTag] = 'treecast'
+  private readonly cfg: ResolvedNodeConfig
+  private readonly links: Links
+  private coreValue: TreecastCore | undefined
+  private selfId = ''
+  private readonly incarnation = Date.now()
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private timerAt = Infinity
+  private started = false
+  private readonly t0 = performance.now()
+  private measurements: Measurements | undefined
+  private readonly pending = new Pending()
+  readonly stats = { rejected: {} as Record<string, number>, framesIn: 0 }
+
+  constructor (private readonly components: TreecastComponents, private readonly init: TreecastInit = {}) {
+    super()
+    this.cfg = resolveNodeConfig(init)
+    if (init.joinTimeoutMs !== undefined && !(init.joinTimeoutMs > 0)) throw new InvalidArgumentError('joinTimeoutMs must be positive')
+    const host: LinksHost = {
+      hello: () => ({ id: this.selfId, incarnation: this.incarnation }),
+      message: (from, msg, bulk) => { this.onMessage(from, msg, bulk) },
+      reject: (reason) => { this.stats.rejected[reason] = (this.stats.rejected[reason] ?? 0) + 1 },
+      peerDown: (peer, inc) => { this.onPeerDown(peer, inc) },
+      keep: (peer) => this.isNeighbour(peer)
+    }
+    this.links = new Links(components, this.cfg, { maxPeerIdLength: MAX_OVERLAY_ID_LENGTH }, host, () => this.now())
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------
+
+  async start (): Promise<void> {
+    await this.links.start()
+    this.started = true
+  }
+
+  /** Picks this peer's overlay id if libp2p already listens (else at first use). */
+  afterStart (): void {
+    try { this.activate() } catch { /* not listening yet: activated at first use */ }
+  }
+
+  /** Creates the core once this peer's listen address is known. */
+  private activate (): TreecastCore {
+    if (this.coreValue !== undefined) return this.coreValue
+    const self = this.components.peerId.toString()
+    // Announced addresses first (a daemon behind a mapping), else what libp2p listens on.
+    const lists = [this.components.addressManager.getAnnounceAddrs(), this.components.addressManager.getAddresses(), this.components.transportManager.getAddrs()]
+    const addrs = (lists.find((l) => l.length > 0) ?? []).map((a: Multiaddr) => a.toString())
+    const id = addrs.find((a) => a.startsWith('/ip4/') && a.includes('/tcp/')) ?? addrs[0]
+    if (id === undefined) throw new NotStartedError('libp2p has no listen address: treecast peers must be dialable')
+    this.selfId = peerIdPart(id) === self ? id : `${id}/p2p/${self}`
+    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, ...this.init.core }
+    this.coreValue = new TreecastCore({
+      self: this.selfId,
+      random: this.init.random ?? Math.random,
+      ...(this.init.contribute !== undefined ? { contribute: this.init.contribute } : {}),
+      ...(this.init.ops !== undefined ? { ops: this.init.ops } : {}),
+      config: coreInit
+    })
+    this.measurements = new Measurements(this.coreValue.config.probeBytes)
+    return this.coreValue
+  }
+
+  async stop (): Promise<void> {
+    this.started = false
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+    this.pending.failAll(new NotStartedError('the node stopped'))
+    await this.links.stop()
+  }
+
+  // ---- membership --------------------------------------------------------------------
+
+  /** This peer's overlay id: its dialable multiaddr with /p2p/. */
+  get id (): string { this.core(); return this.selfId }
+
+  /** The core's state: idle, joining, running, leaving, left, evicted. */
+  get state (): string { return this.core().state }
+
+  /**
+   * Founds a new overlay of `vnodeCount` virtual nodes with this peer as its only member
+   * (others join through it).
+   */
+  bootstrap (vnodeCount = 1024): void {
+    const core = this.core()
+    if (core.state !== 'idle') throw new AlreadyMemberError(`cannot bootstrap in state ${core.state}`)
+    core.bootstrap(this.now(), vnodeCount, [this.selfId])
+    this.afterInput()
+  }
+
+  /**
+   * Joins the overlay that `contact` (a multiaddr with /p2p/) belongs to. `want` asks for
+   * specific virtual nodes (a rejoining peer asks for its old ones). Resolves once joined.
+   */
+  async join (contact: string | Multiaddr, opts: { want?: IntervalSet } = {}): Promise<void> {
+    const core = this.core()
+    if (core.state !== 'idle') throw new AlreadyMemberError(`cannot join in state ${core.state}`)
+    const to = contact.toString()
+    if (peerIdPart(to) === undefined) throw new InvalidArgumentError(`contact must end in /p2p/<peer id>: ${to}`)
+    if (to === this.selfId) throw new InvalidArgumentError('cannot join through oneself')
+    const joined = this.pending.wait('joined', this.init.joinTimeoutMs ?? 30_000, () => new JoinFailedError(`no answer from ${to}`))
+    core.join(this.now(), to, { incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}) })
+    this.afterInput()
+    await joined
+  }
+
+  /** Leaves gracefully: hands every virtual node to a successor, then disconnects. */
+  async leave (): Promise<{ drained: boolean }> {
+    const core = this.core()
+    const left = this.pending.wait<{ drained: boolean }>('left')
+    core.leave(this.now())
+    this.afterInput()
+    const r = await left
+    await this.links.stop()
+    return r
+  }
+
+  // ---- collectives -------------------------------------------------------------------
+
+  /**
+   * Broadcasts `payload` to every virtual node from this peer's trees. Resolves when this
+   * peer's own queues have handed the payload to the network; `done` resolves when every
+   * virtual node has it.
+   */
+  async broadcast (payload: Uint8Array, opts: BroadcastOptions = {}): Promise<BroadcastHandle> {
+    if (!(payload instanceof Uint8Array)) throw new InvalidArgumentError('payload must be a Uint8Array')
+    const id = this.core().broadcast(this.now(), payload, { mode: opts.mode ?? 'auto' })
+    const done = this.pending.wait<void>(`bcast:${id}`)
+    done.catch(() => {})
+    this.afterInput()
+    await this.links.whenSent()
+    return { id, done }
+  }
+
+  /** Sends `payload` to the owner of virtual node `vnode`; returns the message id. */
+  send (vnode: number, payload: Uint8Array): string {
+    if (!(payload instanceof Uint8Array)) throw new InvalidArgumentError('payload must be a Uint8Array')
+    const id = this.core().sendTo(this.now(), vnode, payload)
+    this.afterInput()
+    return id
+  }
+
+  /**
+   * Reduces one contribution per virtual node (from `contribute`) with `op` over arrays of
+   * `length` numbers; resolves with the result at this peer (the root).
+   */
+  async reduce (op: string, length: number): Promise<ReduceResult> {
+    const id = this.core().reduce(this.now(), { op, length })
+    const r = this.pending.wait<ReduceResult>(`reduce:${id}`)
+    this.afterInput()
+    return await r
+  }
+
+  // ---- read-only view ----------------------------------------------------------------
+
+  /** Virtual nodes owned here. */
+  owned (): IntervalSet { return this.core().ownedSet }
+  /** Total virtual nodes of the overlay (0 before joining). */
+  vnodeCount (): number { return this.core().vnodeCount }
+  /** Alive members in this peer's view. */
+  members (): string[] { return [...this.core().members.alive()] }
+  /** This peer's place in the tree of `root` (its own trees by default). */
+  tree (kind: TreeKind, root = this.selfId): TreeView | undefined {
+    const t = this.core().trees.get(kind, root)
+    if (t === undefined) return undefined
+    return { kind, root, parent: t.parent, children: [...t.children.keys()], metric: t.metric }
+  }
+  /** Every tree this peer is in. */
+  trees (): TreeView[] {
+    return [...this.core().trees.all()].map((t) => ({ kind: t.kind, root: t.root, parent: t.parent, children: [...t.children.keys()], metric: t.metric }))
+  }
+  /** Latest RTT and bandwidth measured to each probed peer. */
+  measured (): ReadonlyMap<string, LinkMeasurement> { this.core(); return (this.measurements as Measurements).all() }
+  /** Peers with an open control stream. */
+  connectedPeers (): string[] { return this.links.connectedPeers() }
+  /** Counters: core rejections, link statistics. */
+  counters (): Record<string, unknown> {
+    return { core: this.core().stats, rejected: this.stats.rejected, links: this.links.stats, bulk: this.links.bulkStats }
+  }
+  /** True while this peer still probes after a membership change. */
+  get probing (): boolean { return this.core().isProbing }
+
+  // ---- driver ------------------------------------------------------------------------
+
+  private core (): TreecastCore {
+    if (!this.started) throw new NotStartedError('the node is not started')
+    return this.activate()
+  }
+
+  private now (): number { return performance.now() - this.t0 }
+
+  private onMessage (from: string, msg: Message, bulk: FrameChannel | undefined): void {
+    if (!this.started) return
+    this.stats.framesIn++
+    const now = this.now()
+    this.measurements?.received(now, from, msg)
+    this.coreValue?.handle(now, from, msg)
+    this.afterInput(bulk)
+  }
+
+  private onPeerDown (peer: string, inc: number | undefined): void {
+    if (!this.started) return
+    this.coreValue?.peerDown(this.now(), peer, inc)
+    this.afterInput()
+  }
+
+  private onTimer (): void {
+    this.timer = undefined
+    this.timerAt = Infinity
+    if (!this.started) return
+    this.coreValue?.handleTimeout(this.now())
+    this.afterInput()
+  }
+
+  /** Carries out the core's outputs and re-arms the timer. */
+  private afterInput (upstream?: FrameChannel): void {
+    const core = this.coreValue
+    if (core === undefined) return
+    const now = this.now()
+    for (const o of core.takeOutputs()) {
+      switch (o.type) {
+        case 'send':
+          this.measurements?.sent(now, o.to, o.message)
+          this.links.send(o.to, o.message, upstream)
+          break
+        case 'deliver': {
+          const payload = o.chunks.length === 1 ? o.chunks[0] as Uint8Array : concat(o.chunks, o.totalBytes)
+          this.emit('deliver', { id: o.id, origin: o.origin, mode: o.mode, vnodes: o.vnodes, payload })
+          break
+        }
+        case 'broadcast-done': this.pending.resolve(`bcast:${o.id}`, undefined); this.emit('broadcast-done', { id: o.id }); break
+        case 'reduced': {
+          const r: ReduceResult = { id: o.id, value: o.value, covered: o.covered, durationMs: now - o.startedAt }
+          this.pending.resolve(`reduce:${o.id}`, r)
+          this.emit('reduced', r)
+          break
+        }
+        case 'reduce-failed':
+          this.pending.reject(`reduce:${o.id}`, new ReduceFailedError(`reduction ${o.id} gave up; missing ${o.missing.size} virtual nodes`))
+          this.emit('reduce-failed', { id: o.id, missing: o.missing })
+          break
+        case 'ownership': this.emit('ownership', { owned: o.owned, added: o.added, removed: o.removed, reason: o.reason }); break
+        case 'member':
+          if (o.status !== 'alive') this.links.forget(o.peer)
+          this.emit('member', { peer: o.peer, status: o.status })
+          break
+        case 'tree': this.emit('tree', { kind: o.kind, root: o.root, parent: o.parent }); break
+        case 'joined': this.pending.resolve('joined', undefined); this.emit('joined', null); break
+        case 'left': this.pending.resolve('left', { drained: o.drained }); this.emit('left', { drained: o.drained }); break
+        case 'evicted': this.emit('evicted', null); break
+      }
+    }
+    const next = core.nextTimeoutAt()
+    if (next === undefined || !this.started) return
+    if (this.timer !== undefined && next >= this.timerAt) return
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timerAt = next
+    this.timer = setTimeout(() => { this.onTimer() }, Math.max(0, next - now))
+  }
+
+  private emit<K extends keyof TreecastEvents> (type: K, detail: TreecastEvents[K]['detail']): void {
+    this.safeDispatchEvent(type, { detail })
+  }
+
+  private isNeighbour (peer: string): boolean {
+    const core = this.coreValue
+    if (core === undefined) return false
+    for (const t of core.trees.all()) if (t.parent === peer || t.children.has(peer)) return true
+    return false
+  }
+}
+
+function concat (chunks: readonly Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total)
+  let off = 0
+  for (const c of chunks) { out.set(c, off); off += c.byteLength }
+  return out
+}
+
+/** The libp2p service factory: `services: { treecast: treecast(init) }`. */
+export function treecast (init: TreecastInit = {}): (components: TreecastComponents) => TreecastService {
+  return (components) => new TreecastService(components, init)
+}
