@@ -20,6 +20,8 @@ export interface BulkHost {
   failed (peer: string): void
   /** A bulk stream's queue emptied. */
   drained (): void
+  /** Bytes handed to a bulk stream. */
+  onSent (bytes: number): void
   clock (): number
 }
 
@@ -86,10 +88,18 @@ export class BulkRouter {
     return [...outs, ...blocked]
   }
 
-  /** True while any bulk stream has chunks queued. */
-  anyQueued (): boolean {
-    for (const b of this.out.values()) if (b.waitingBytes > 0 || (b.channel?.queuedBytes ?? 0) > 0) return true
-    return false
+  /**
+   * A test that turns true once every chunk queued so far has been handed to its stream
+   * (or its stream is gone).
+   */
+  sentMark (): () => boolean {
+    // A stream still opening will get its hello, then the chunks waiting now.
+    const marks = [...this.out.values()].map((b) => ({ b, n: b.channel?.enqueuedCount ?? 1 + b.waiting.length }))
+    return () => marks.every(({ b, n }) => {
+      if (this.out.get(b.key) !== b) return true
+      if (b.channel === undefined) return false
+      return b.channel.closed || b.channel.writtenCount >= n
+    })
   }
 
   forget (peer: string): void {
@@ -118,7 +128,7 @@ export class BulkRouter {
     }
     if (this.out.get(b.key) !== b) { stream.abort(new Error('not needed')); return }
     this.stats.opened++
-    const ch = new FrameChannel(stream, { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: this.cfg.maxBulkQueuedBytes }, {
+    const ch = new FrameChannel(stream, { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: this.cfg.maxBulkQueuedBytes, onSent: this.host.onSent }, {
       frame: () => {},
       drained: () => { this.check(b); this.host.drained() },
       closed: () => { if (this.out.get(b.key) === b) { this.drop(b); if (!b.done) this.host.failed(b.to) } }

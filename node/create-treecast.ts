@@ -93,12 +93,15 @@ export class TreecastNode {
   get id (): string { return this.overlay.id }
   get state (): string { return this.overlay.state }
 
-  bootstrap (vnodeCount?: number): void { this.overlay.bootstrap(vnodeCount) }
+  bootstrap (vnodeCount?: number, founders?: readonly string[]): void { this.overlay.bootstrap(vnodeCount, founders) }
   async join (contact: string | Multiaddr, opts: { want?: IntervalSet } = {}): Promise<void> { await this.overlay.join(contact, opts) }
   async leave (): Promise<{ drained: boolean }> { return await this.overlay.leave() }
   async broadcast (payload: Uint8Array, opts?: BroadcastOptions): Promise<BroadcastHandle> { return await this.overlay.broadcast(payload, opts) }
+  startBroadcast (payload: Uint8Array, opts?: BroadcastOptions): BroadcastHandle & { readonly sent: Promise<void> } { return this.overlay.startBroadcast(payload, opts) }
   send (vnode: number, payload: Uint8Array): string { return this.overlay.send(vnode, payload) }
   async reduce (op: string, length: number): Promise<ReduceResult> { return await this.overlay.reduce(op, length) }
+
+  startReduce (op: string, length: number): { readonly id: string, readonly result: Promise<ReduceResult> } { return this.overlay.startReduce(op, length) }
 
   owned (): IntervalSet { return this.overlay.owned() }
   vnodeCount (): number { return this.overlay.vnodeCount() }

@@ -37,6 +37,8 @@ export interface FrameChannelInit {
   readonly maxFrameBytes: number
   /** Bytes queued (encoded or not) past which `send` throws {@link QueueFullError}. */
   readonly maxQueuedBytes: number
+  /** Told the size of every frame handed to the stream (for byte counters). */
+  readonly onSent?: (bytes: number) => void
 }
 
 /** What a channel reports to its owner. */
@@ -66,6 +68,9 @@ export class FrameChannel {
   lastReceivedAt = 0
   /** Bytes written to the stream so far. */
   bytesSent = 0
+  /** Entries queued so far, and handed to the stream so far (a queue position clock). */
+  enqueuedCount = 0
+  writtenCount = 0
 
   constructor (
     readonly stream: Stream,
@@ -95,6 +100,7 @@ export class FrameChannel {
       throw new QueueFullError(`send queue holds ${this.queued} bytes, limit ${this.init.maxQueuedBytes}`)
     }
     this.queue.push({ kind, bytes, body })
+    this.enqueuedCount++
     this.queued += bytes
     this.pump()
   }
@@ -144,6 +150,7 @@ export class FrameChannel {
       const e = this.queue[this.head] as Entry
       this.queue[this.head] = undefined as unknown as Entry
       this.head++
+      this.writtenCount++
       this.queued -= e.bytes
       const body = typeof e.body === 'function' ? e.body() : e.body
       const prefix = new Uint8Array(varint.encodingLength(body.byteLength + 1) + 1)
@@ -151,6 +158,7 @@ export class FrameChannel {
       prefix[prefix.length - 1] = e.kind
       const ok = this.stream.send(new Uint8ArrayList(prefix, body))
       this.bytesSent += prefix.byteLength + body.byteLength
+      this.init.onSent?.(prefix.byteLength + body.byteLength)
       if (!ok || this.stream.writableNeedsDrain) this.waitingDrain = true
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {

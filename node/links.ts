@@ -18,7 +18,7 @@ import type { Uint8ArrayList } from 'uint8arraylist'
 import { decodeMessage, encodeMessage, type CodecLimits } from '../overlay/codec.ts'
 import type { ChunkMessage, Message } from '../overlay/messages.ts'
 import { WireError } from '../overlay/wire-errors.ts'
-import { FrameChannel, FrameKind } from './frame-channel.ts'
+import { FrameChannel, FrameKind, type FrameChannelInit } from './frame-channel.ts'
 import { decodeHello, encodeHello, peerIdPart, type Hello } from './hello.ts'
 import { BulkRouter } from './bulk-router.ts'
 import type { ResolvedNodeConfig } from './config.ts'
@@ -63,7 +63,8 @@ export class Links {
   private heartbeatTimer: ReturnType<typeof setInterval> | undefined
   private running = false
   private sentWaiters: Array<() => void> = []
-  readonly stats = { dials: 0, dialFailures: 0, pruned: 0, heartbeatsMissed: 0, queueOverflows: 0 }
+  private readonly onSent = (n: number): void => { this.stats.bytesSent += n }
+  readonly stats = { dials: 0, dialFailures: 0, pruned: 0, heartbeatsMissed: 0, queueOverflows: 0, bytesSent: 0 }
 
   constructor (
     private readonly components: { registrar: Registrar, connectionManager: ConnectionManager },
@@ -77,6 +78,7 @@ export class Links {
       hello: () => encodeHello(this.host.hello()),
       failed: (peer) => { void this.verify(peer); this.notifySent() },
       drained: () => { this.notifySent() },
+      onSent: this.onSent,
       clock
     })
   }
@@ -111,16 +113,21 @@ export class Links {
 
   describeBulk (): Array<Record<string, unknown>> { return this.bulk.describe() }
 
-  /** Resolves once every queue is empty: all that was sent has been handed to the streams. */
+  /**
+   * Resolves once everything queued before the call has been handed to the streams (or its
+   * stream closed). Later traffic does not delay it.
+   */
   async whenSent (): Promise<void> {
-    while (this.running && !this.idle()) await new Promise<void>((resolve) => { this.sentWaiters.push(resolve) })
-  }
-
-  private idle (): boolean {
+    const marks: Array<[FrameChannel, number]> = []
+    const waiting: Peer[] = []
     for (const p of this.peers.values()) {
-      if (p.pending.length > 0 || p.channels.some((c) => c.queuedBytes > 0)) return false
+      for (const ch of p.channels) marks.push([ch, ch.enqueuedCount])
+      if (p.pending.length > 0) waiting.push(p)
     }
-    return !this.bulk.anyQueued()
+    const bulkSent = this.bulk.sentMark()
+    const done = (): boolean => !this.running || (bulkSent() && marks.every(([ch, n]) => ch.closed || ch.writtenCount >= n) &&
+      waiting.every((p) => p.pending.length === 0 || this.peers.get(p.id) !== p))
+    while (!done()) await new Promise<void>((resolve) => { this.sentWaiters.push(resolve) })
   }
 
   private notifySent (): void {
@@ -179,6 +186,8 @@ export class Links {
     const signal = AbortSignal.timeout(this.cfg.dialTimeoutMs)
     this.stats.dials++
     const conn = await this.components.connectionManager.openConnection(multiaddr(peer), { signal })
+    // A stream opened on a closing connection trips a yamux race (see libp2p-guard.ts).
+    if (conn.status !== 'open') throw new Error(`connection to ${peer} is ${conn.status}`)
     return await conn.newStream(protocol, { signal })
   }
 
@@ -208,6 +217,7 @@ export class Links {
     p.pending = []
     p.pendingBytes = 0
     for (const m of pending) this.write(p, ch, m)
+    this.notifySent()
   }
 
   /** An inbound stream: its first frame must be a hello whose id matches the connection's peer. */
@@ -257,8 +267,8 @@ export class Links {
     return ch
   }
 
-  private channelInit (bulk: boolean): { maxFrameBytes: number, maxQueuedBytes: number } {
-    return { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: bulk ? this.cfg.maxBulkQueuedBytes : this.cfg.maxQueuedBytes }
+  private channelInit (bulk: boolean): FrameChannelInit {
+    return { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: bulk ? this.cfg.maxBulkQueuedBytes : this.cfg.maxQueuedBytes, onSent: this.onSent }
   }
 
   private onFrame (from: string, kind: number, body: Uint8ArrayList, bulk: FrameChannel | undefined): void {

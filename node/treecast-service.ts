@@ -168,13 +168,15 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   get state (): string { return this.core().state }
 
   /**
-   * Founds a new overlay of `vnodeCount` virtual nodes with this peer as its only member
-   * (others join through it).
+   * Founds a new overlay of `vnodeCount` virtual nodes. Alone by default (others join
+   * through this peer); or, when every founder calls it with the same `founders` list of
+   * overlay ids, with the virtual nodes spread evenly over them at once.
    */
-  bootstrap (vnodeCount = 1024): void {
+  bootstrap (vnodeCount = 1024, founders: readonly string[] = [this.id]): void {
     const core = this.core()
     if (core.state !== 'idle') throw new AlreadyMemberError(`cannot bootstrap in state ${core.state}`)
-    core.bootstrap(this.now(), vnodeCount, [this.selfId])
+    for (const f of founders) if (peerIdPart(f) === undefined) throw new InvalidArgumentError(`founder id must end in /p2p/<peer id>: ${f}`)
+    core.bootstrap(this.now(), vnodeCount, founders)
     this.afterInput()
   }
 
@@ -209,17 +211,22 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
 
   /**
    * Broadcasts `payload` to every virtual node from this peer's trees. Resolves when this
-   * peer's own queues have handed the payload to the network; `done` resolves when every
-   * virtual node has it.
+   * peer has handed its part to the network; `done` resolves when every virtual node has it.
    */
   async broadcast (payload: Uint8Array, opts: BroadcastOptions = {}): Promise<BroadcastHandle> {
+    const h = this.startBroadcast(payload, opts)
+    await h.sent
+    return { id: h.id, done: h.done }
+  }
+
+  /** {@link broadcast} without waiting: the id at once, `sent` and `done` as promises. */
+  startBroadcast (payload: Uint8Array, opts: BroadcastOptions = {}): BroadcastHandle & { readonly sent: Promise<void> } {
     if (!(payload instanceof Uint8Array)) throw new InvalidArgumentError('payload must be a Uint8Array')
     const id = this.core().broadcast(this.now(), payload, { mode: opts.mode ?? 'auto' })
     const done = this.pending.wait<void>(`bcast:${id}`)
     done.catch(() => {})
     this.afterInput()
-    await this.links.whenSent()
-    return { id, done }
+    return { id, done, sent: this.links.whenSent() }
   }
 
   /** Sends `payload` to the owner of virtual node `vnode`; returns the message id. */
@@ -235,10 +242,15 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
    * `length` numbers; resolves with the result at this peer (the root).
    */
   async reduce (op: string, length: number): Promise<ReduceResult> {
+    return await this.startReduce(op, length).result
+  }
+
+  /** {@link reduce} with the reduction's id at once. */
+  startReduce (op: string, length: number): { readonly id: string, readonly result: Promise<ReduceResult> } {
     const id = this.core().reduce(this.now(), { op, length })
-    const r = this.pending.wait<ReduceResult>(`reduce:${id}`)
+    const result = this.pending.wait<ReduceResult>(`reduce:${id}`)
     this.afterInput()
-    return await r
+    return { id, result }
   }
 
   // ---- read-only view ----------------------------------------------------------------
