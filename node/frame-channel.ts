@@ -31,6 +31,9 @@ export const FrameKind = {
 /** One of {@link FrameKind}'s values. */
 export type FrameKind = typeof FrameKind[keyof typeof FrameKind]
 
+/** Frames written together per `send` at most (a frame larger than this goes alone). */
+export const BATCH_BYTES = 64 * 1024
+
 /** Frame channel options. */
 export interface FrameChannelInit {
   /** Largest frame accepted from the remote, in bytes (kind byte included). */
@@ -62,6 +65,7 @@ export class FrameChannel {
   private aborted = false
   framesIn = 0
   private resuming = false
+  private flushScheduled = false
   private pauseWanted = false
   private readonly decoder: LengthPrefixedDecoder
   /** When last a frame arrived (driver clock). */
@@ -82,7 +86,7 @@ export class FrameChannel {
     this.lastReceivedAt = clock()
     // Attach synchronously (pitfall 6): data arriving before a listener piles up.
     stream.addEventListener('message', (evt) => { this.onData(evt.data) })
-    stream.addEventListener('drain', () => { this.waitingDrain = false; this.pump() })
+    stream.addEventListener('drain', () => { this.waitingDrain = false; this.flush() })
     stream.addEventListener('close', (evt) => { this.finish(evt.error) })
   }
 
@@ -145,20 +149,35 @@ export class FrameChannel {
     }
   }
 
+  /**
+   * Writes queued frames. Frames queued in the same turn of the event loop are written
+   * together, up to {@link BATCH_BYTES} per `send`: one muxer frame, one encryption and one
+   * socket write for a burst of small messages instead of one each.
+   */
   private pump (): void {
+    if (this.flushScheduled || this.isClosed || this.waitingDrain || this.head >= this.queue.length) return
+    this.flushScheduled = true
+    setImmediate(() => { this.flushScheduled = false; this.flush() })
+  }
+
+  private flush (): void {
     while (!this.isClosed && !this.waitingDrain && this.head < this.queue.length) {
-      const e = this.queue[this.head] as Entry
-      this.queue[this.head] = undefined as unknown as Entry
-      this.head++
-      this.writtenCount++
-      this.queued -= e.bytes
-      const body = typeof e.body === 'function' ? e.body() : e.body
-      const prefix = new Uint8Array(varint.encodingLength(body.byteLength + 1) + 1)
-      varint.encode(body.byteLength + 1, prefix)
-      prefix[prefix.length - 1] = e.kind
-      const ok = this.stream.send(new Uint8ArrayList(prefix, body))
-      this.bytesSent += prefix.byteLength + body.byteLength
-      this.init.onSent?.(prefix.byteLength + body.byteLength)
+      const batch = new Uint8ArrayList()
+      while (this.head < this.queue.length && (batch.byteLength === 0 || batch.byteLength < BATCH_BYTES)) {
+        const e = this.queue[this.head] as Entry
+        this.queue[this.head] = undefined as unknown as Entry
+        this.head++
+        this.writtenCount++
+        this.queued -= e.bytes
+        const body = typeof e.body === 'function' ? e.body() : e.body
+        const prefix = new Uint8Array(varint.encodingLength(body.byteLength + 1) + 1)
+        varint.encode(body.byteLength + 1, prefix)
+        prefix[prefix.length - 1] = e.kind
+        batch.append(prefix, body)
+      }
+      const ok = this.stream.send(batch)
+      this.bytesSent += batch.byteLength
+      this.init.onSent?.(batch.byteLength)
       if (!ok || this.stream.writableNeedsDrain) this.waitingDrain = true
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {

@@ -30,7 +30,7 @@ import { Pending } from './pending.ts'
 export interface TreecastInit extends NodeNetInit {
   /**
    * Protocol options (probe size, switch point, chunk size, timeouts...): see `CoreInit`.
-   * `failureDetectionTimeoutMs` defaults to this init's value.
+   * `failureDetectionTimeoutMs` defaults to this init's value, `probePingCount` to 2.
    * @default {}
    */
   core?: CoreInit
@@ -101,7 +101,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   private readonly t0 = performance.now()
   private measurements: Measurements | undefined
   private readonly pending = new Pending()
-  readonly stats = { rejected: {} as Record<string, number>, framesIn: 0 }
+  readonly stats = { rejected: {} as Record<string, number>, framesIn: 0, sentByType: {} as Record<string, number> }
 
   constructor (private readonly components: TreecastComponents, private readonly init: TreecastInit = {}) {
     super()
@@ -139,7 +139,8 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     const id = addrs.find((a) => a.startsWith('/ip4/') && a.includes('/tcp/')) ?? addrs[0]
     if (id === undefined) throw new NotStartedError('libp2p has no listen address: treecast peers must be dialable')
     this.selfId = peerIdPart(id) === self ? id : `${id}/p2p/${self}`
-    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, ...this.init.core }
+    // Two pings per probe: the first to a new peer pays for the dial and the handshakes.
+    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, probePingCount: 2, ...this.init.core }
     this.coreValue = new TreecastCore({
       self: this.selfId,
       random: this.init.random ?? Math.random,
@@ -277,7 +278,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   connectedPeers (): string[] { return this.links.connectedPeers() }
   /** Counters: core rejections, link statistics. */
   counters (): Record<string, unknown> {
-    return { core: this.core().stats, rejected: this.stats.rejected, links: this.links.stats, bulk: this.links.bulkStats }
+    return { core: this.core().stats, rejected: this.stats.rejected, sent: this.stats.sentByType, links: this.links.stats, bulk: this.links.bulkStats }
   }
   /** True while this peer still probes after a membership change. */
   get probing (): boolean { return this.core().isProbing }
@@ -323,6 +324,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
       switch (o.type) {
         case 'send':
           this.measurements?.sent(now, o.to, o.message)
+          this.stats.sentByType[o.message.t] = (this.stats.sentByType[o.message.t] ?? 0) + 1
           this.links.send(o.to, o.message, upstream)
           break
         case 'deliver': {

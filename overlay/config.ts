@@ -56,6 +56,9 @@ export const DEFAULT_SUSPECT_GRACE_MS = 100
 /** 0 = no steady-state probing (003); otherwise one probe this often when idle. */
 export const DEFAULT_STEADY_PROBE_INTERVAL_MS = 0
 
+/** One ping-pong per probe (the node driver uses 2: the first may pay the connection set-up). */
+export const DEFAULT_PROBE_PING_COUNT = 1
+
 /** Options of the core. */
 export interface CoreInit {
   /** Bytes downloaded to measure bandwidth. @default 131072 */
@@ -64,6 +67,12 @@ export interface CoreInit {
   probeExtraCount?: number
   /** @default 3000 */
   probeTimeoutMs?: number
+  /**
+   * 1-byte ping-pongs per probe; the RTT is the smallest. On a real network the first
+   * message to a new peer also pays the connection set-up (dial, handshakes), so the node
+   * driver uses 2. @default 1
+   */
+  probePingCount?: number
   /** Payloads of this size or more use the bandwidth tree. @default 262144 */
   switchPointBytes?: number
   /** @default 65536 */
@@ -115,6 +124,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     probeBytes: init.probeBytes ?? DEFAULT_PROBE_BYTES,
     probeExtraCount: init.probeExtraCount ?? DEFAULT_PROBE_EXTRA_COUNT,
     probeTimeoutMs: init.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
+    probePingCount: init.probePingCount ?? DEFAULT_PROBE_PING_COUNT,
     switchPointBytes: init.switchPointBytes ?? DEFAULT_SWITCH_POINT_BYTES,
     chunkBytes: init.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
@@ -150,6 +160,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   }
   if (c.tieTolerance >= 1) throw new InvalidConfigError(`tieTolerance must be < 1, got ${c.tieTolerance}`)
   if (!Number.isInteger(c.probeExtraCount)) throw new InvalidConfigError('probeExtraCount must be an integer')
+  if (!Number.isInteger(c.probePingCount) || c.probePingCount < 1 || c.probePingCount > 16) throw new InvalidConfigError(`probePingCount must be an integer in 1..16, got ${String(c.probePingCount)}`)
   if (!Number.isInteger(c.chunkBytes) || c.chunkBytes > 1024 * 1024) throw new InvalidConfigError('chunkBytes must be an integer <= 1048576')
   if (c.joinPolicy !== 'contact' && c.joinPolicy !== 'most-loaded') throw new InvalidConfigError(`joinPolicy must be 'contact' or 'most-loaded', got ${String(c.joinPolicy)}`)
   return c

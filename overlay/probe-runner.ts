@@ -18,7 +18,7 @@ export interface ProbeHost {
   finished (now: number): void
 }
 
-interface InFlight { target: PeerId, nonce: number, phase: 'ping' | 'data', sentAt: number, rttMs: number }
+interface InFlight { target: PeerId, nonce: number, phase: 'ping' | 'data', sentAt: number, rttMs: number, pings: number }
 
 /** The probe in flight, if any. */
 export class ProbeRunner {
@@ -26,7 +26,7 @@ export class ProbeRunner {
   private nonce = 1
   started = 0
 
-  constructor (private readonly host: ProbeHost, private readonly cfg: { probeTimeoutMs: number, probeBytes: number }) {}
+  constructor (private readonly host: ProbeHost, private readonly cfg: { probeTimeoutMs: number, probeBytes: number, probePingCount: number }) {}
 
   get inFlight (): boolean { return this.current !== null }
 
@@ -36,7 +36,7 @@ export class ProbeRunner {
     if (others.length === 0) { this.host.finished(now); return }
     const target = others[Math.floor(this.host.random() * others.length)] as PeerId
     this.nonce = (this.nonce % 0x7fffffff) + 1
-    this.current = { target, nonce: this.nonce, phase: 'ping', sentAt: now, rttMs: 0 }
+    this.current = { target, nonce: this.nonce, phase: 'ping', sentAt: now, rttMs: Infinity, pings: 1 }
     this.started++
     this.host.send(target, { t: 'ping', nonce: this.nonce })
     this.host.setTimer(now + this.cfg.probeTimeoutMs)
@@ -45,10 +45,18 @@ export class ProbeRunner {
   onPong (now: number, from: PeerId, nonce: number): void {
     const c = this.current
     if (c === null || c.phase !== 'ping' || c.target !== from || c.nonce !== nonce) return
-    c.rttMs = now - c.sentAt
-    c.phase = 'data'
+    c.rttMs = Math.min(c.rttMs, now - c.sentAt)
     c.sentAt = now
-    this.host.send(from, { t: 'probe-req', nonce })
+    if (c.pings < this.cfg.probePingCount) {
+      // Another ping: the first one may have paid for setting up the connection.
+      c.pings++
+      this.nonce = (this.nonce % 0x7fffffff) + 1
+      c.nonce = this.nonce
+      this.host.send(from, { t: 'ping', nonce: c.nonce })
+      return
+    }
+    c.phase = 'data'
+    this.host.send(from, { t: 'probe-req', nonce: c.nonce })
   }
 
   onReply (now: number, from: PeerId, msg: ProbeReplyMessage): void {
