@@ -135,7 +135,7 @@ export class FrameChannel {
   abort (err: Error): void {
     this.aborted = true
     if (this.isClosed) return
-    this.stream.abort(err)
+    try { this.stream.abort(err) } catch { /* already closed underneath */ }
     this.finish(err)
   }
 
@@ -175,7 +175,15 @@ export class FrameChannel {
         prefix[prefix.length - 1] = e.kind
         batch.append(prefix, body)
       }
-      const ok = this.stream.send(batch)
+      let ok: boolean
+      try {
+        // The stream may be closing before its 'close' event reached us: send() then throws.
+        if (this.stream.writeStatus !== 'writable') throw new ChannelClosedError(`stream is ${this.stream.writeStatus}`)
+        ok = this.stream.send(batch)
+      } catch (err) {
+        this.abort(err instanceof Error ? err : new Error(String(err)))
+        return
+      }
       this.bytesSent += batch.byteLength
       this.init.onSent?.(batch.byteLength)
       if (!ok || this.stream.writableNeedsDrain) this.waitingDrain = true
