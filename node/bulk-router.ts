@@ -37,14 +37,21 @@ interface BulkOut {
   above: boolean
   lastUsedAt: number
   done: boolean
+  /** Every chunk routed here, in order, to send again on a new stream if this one fails. */
+  readonly history: ChunkMessage[]
+  /** Streams opened for this transfer so far. */
+  attempts: number
 }
+
+/** Streams tried per (child, transfer) before the child is checked for a crash. */
+export const MAX_BULK_ATTEMPTS = 3
 
 /** Bulk streams out of this peer. */
 export class BulkRouter {
   private readonly out = new Map<string, BulkOut>()
   /** How many downstream bulk streams hold each paused upstream. */
   private readonly blocked = new Map<FrameChannel, number>()
-  readonly stats = { opened: 0, pauses: 0 }
+  readonly stats = { opened: 0, pauses: 0, retries: 0 }
 
   constructor (private readonly cfg: ResolvedNodeConfig, private readonly host: BulkHost) {}
 
@@ -55,7 +62,7 @@ export class BulkRouter {
     if (b === undefined) {
       if (msg.open === undefined || msg.open.chunkCount <= 1) return false
       if (this.out.size >= this.cfg.maxBulkStreams) return false
-      b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, lastIndex: msg.open.chunkCount - 1, upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false }
+      b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, lastIndex: msg.open.chunkCount - 1, upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0 }
       this.out.set(key, b)
       void this.open(b)
     }
@@ -65,6 +72,7 @@ export class BulkRouter {
       if (b.above) this.block(upstream)
     }
     const bytes = msg.data.byteLength + 128
+    b.history.push(msg)
     if (b.channel === undefined) {
       b.waiting.push(msg)
       b.waitingBytes += bytes
@@ -119,11 +127,12 @@ export class BulkRouter {
   }
 
   private async open (b: BulkOut): Promise<void> {
+    b.attempts++
     let stream: Stream
     try {
       stream = await this.host.open(b.to)
     } catch {
-      if (this.out.get(b.key) === b) { this.drop(b); this.host.failed(b.to) }
+      if (this.out.get(b.key) === b) this.retry(b)
       return
     }
     if (this.out.get(b.key) !== b) { stream.abort(new Error('not needed')); return }
@@ -131,7 +140,11 @@ export class BulkRouter {
     const ch = new FrameChannel(stream, { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: this.cfg.maxBulkQueuedBytes, onSent: this.host.onSent }, {
       frame: () => {},
       drained: () => { this.check(b); this.host.drained() },
-      closed: () => { if (this.out.get(b.key) === b) { this.drop(b); if (!b.done) this.host.failed(b.to) } }
+      closed: (err) => {
+        if (this.out.get(b.key) !== b || b.channel !== ch) return
+        if (b.done && err === undefined) this.drop(b)
+        else this.retry(b)
+      }
     }, this.host.clock)
     b.channel = ch
     ch.send(FrameKind.Hello, this.host.hello())
@@ -142,13 +155,37 @@ export class BulkRouter {
     this.check(b)
   }
 
+  /**
+   * The stream failed (reset, refused, closed early) while the child may well be alive: the
+   * core counts these chunks as sent and waits for the child's acknowledgement, so send
+   * them all again on a new stream (the child keeps the chunks it already has and drops the
+   * repeated opening). After {@link MAX_BULK_ATTEMPTS} the child is checked for a crash.
+   */
+  private retry (b: BulkOut): void {
+    const old = b.channel
+    b.channel = undefined
+    if (old !== undefined && !old.closed) old.abort(new Error('bulk stream replaced'))
+    if (b.attempts >= MAX_BULK_ATTEMPTS) {
+      this.drop(b)
+      this.host.failed(b.to)
+      return
+    }
+    this.stats.retries++
+    b.done = false
+    b.waiting = [...b.history]
+    b.waitingBytes = b.waiting.reduce((n, m) => n + m.data.byteLength + 128, 0)
+    this.check(b)
+    void this.open(b)
+  }
+
   private write (b: BulkOut, msg: ChunkMessage, bytes: number): void {
-    const ch = b.channel as FrameChannel
+    const ch = b.channel
+    // Replaced meanwhile: the new stream sends the whole history.
+    if (ch === undefined) return
     try {
       ch.send(FrameKind.Core, () => encodeMessage(msg), bytes)
     } catch {
-      this.drop(b)
-      this.host.failed(b.to)
+      this.retry(b)
       return
     }
     if (msg.index === b.lastIndex) {

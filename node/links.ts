@@ -109,7 +109,7 @@ export class Links {
   }
 
   /** Link statistics of the bulk streams. */
-  get bulkStats (): { opened: number, pauses: number } { return this.bulk.stats }
+  get bulkStats (): { opened: number, pauses: number, retries: number } { return this.bulk.stats }
 
   describeBulk (): Array<Record<string, unknown>> { return this.bulk.describe() }
 
