@@ -1,8 +1,8 @@
 /**
- * `npm start`: a simulated demo of treecast. 48 peers in 4 clusters build their trees,
+ * `npm run demo:sim`: a simulated demo of treecast. 48 peers in 4 clusters build their trees,
  * broadcast short and long payloads, reduce, and keep every collective exact while one
  * peer leaves gracefully, one crashes and two join. Runs in virtual time, in seconds.
- * (The real-network demo on libp2p comes with the node driver.)
+ * (`npm start` runs the real-network demo on libp2p: experiments/demo.ts.)
  */
 import { Simulation } from './sim/simulation.ts'
 import { summarize } from './sim/report.ts'

@@ -5,10 +5,11 @@
  */
 import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
-import { Command, InvalidArgumentError } from 'commander'
+import { Command, InvalidArgumentError, Option } from 'commander'
 import { parseScenario } from './scenario.ts'
 import { Simulation } from './simulation.ts'
 import { summarize } from './report.ts'
+import { runLive } from '../net/run-live.ts'
 
 const program = new Command()
   .name('sim')
@@ -20,7 +21,8 @@ const program = new Command()
     return n
   })
   .option('--json', 'print only the JSON report')
-  .action((file: string, opts: { seed?: number, json?: boolean }) => {
+  .addOption(new Option('--network <kind>', 'sim: the deterministic simulator; libp2p: real peers in this process over TCP with emulated wide-area links, in real time').choices(['sim', 'libp2p']).default('sim'))
+  .action(async (file: string, opts: { seed?: number, json?: boolean, network: 'sim' | 'libp2p' }) => {
     let scenario
     try {
       scenario = parseScenario(JSON.parse(readFileSync(file, 'utf8')))
@@ -30,8 +32,10 @@ const program = new Command()
     }
     const seed = opts.seed ?? scenario.seed
     const started = performance.now()
-    const report = new Simulation(scenario, seed).run()
-    report.replay = `npm run --silent sim -- ${file} --seed ${seed}`
+    const report = opts.network === 'libp2p'
+      ? await runLive(scenario, seed, opts.json === true ? undefined : (line) => { console.log(line) })
+      : new Simulation(scenario, seed).run()
+    report.replay = `npm run --silent sim -- ${file} --seed ${seed}${opts.network === 'libp2p' ? ' --network libp2p' : ''}`
     const wallMs = performance.now() - started
     if (opts.json === true) process.stdout.write(JSON.stringify(report, null, 2) + '\n')
     else console.log(summarize(report, wallMs))
@@ -41,4 +45,4 @@ const program = new Command()
     }
   })
 
-program.parse()
+await program.parseAsync()

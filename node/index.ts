@@ -1,0 +1,14 @@
+/**
+ * treecast's public API: the node, the libp2p service, their options, events and errors.
+ */
+import './polyfill.ts'
+export { createTreecast, TreecastNode, type CreateTreecastInit } from './create-treecast.ts'
+export { treecast, TreecastService, type TreecastInit, type BroadcastOptions, type BroadcastHandle, type ReduceResult, type TreeView } from './treecast-service.ts'
+export type { NodeNetInit } from './config.ts'
+export type { TreecastEvents, DeliveryEvent, ReducedEvent, ReduceFailedEvent, OwnershipEvent, MemberEvent, TreeEvent } from './events.ts'
+export type { LinkMeasurement } from './measurements.ts'
+export * from './errors.ts'
+export { installLibp2pGuard } from './libp2p-guard.ts'
+export { WanEmulator } from './wan/wan-emulator.ts'
+export { IntervalSet } from '../virtual-nodes/interval-set.ts'
+export type { CoreInit } from '../overlay/config.ts'
