@@ -150,14 +150,15 @@ export class FrameChannel {
   }
 
   /**
-   * Writes queued frames. Frames queued in the same turn of the event loop are written
+   * Writes queued frames. Frames queued in the same synchronous run (one input to the core,
+   * say) are written
    * together, up to {@link BATCH_BYTES} per `send`: one muxer frame, one encryption and one
    * socket write for a burst of small messages instead of one each.
    */
   private pump (): void {
     if (this.flushScheduled || this.isClosed || this.waitingDrain || this.head >= this.queue.length) return
     this.flushScheduled = true
-    setImmediate(() => { this.flushScheduled = false; this.flush() })
+    queueMicrotask(() => { this.flushScheduled = false; this.flush() })
   }
 
   private flush (): void {

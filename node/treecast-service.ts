@@ -30,7 +30,8 @@ import { Pending } from './pending.ts'
 export interface TreecastInit extends NodeNetInit {
   /**
    * Protocol options (probe size, switch point, chunk size, timeouts...): see `CoreInit`.
-   * `failureDetectionTimeoutMs` defaults to this init's value, `probePingCount` to 2.
+   * `failureDetectionTimeoutMs` defaults to this init's value, `probePingCount` to 2 and
+   * `steadyProbeIntervalMs` to 2000 (one probe per peer every 2 s once trees are built).
    * @default {}
    */
   core?: CoreInit
@@ -140,7 +141,9 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     if (id === undefined) throw new NotStartedError('libp2p has no listen address: treecast peers must be dialable')
     this.selfId = peerIdPart(id) === self ? id : `${id}/p2p/${self}`
     // Two pings per probe: the first to a new peer pays for the dial and the handshakes.
-    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, probePingCount: 2, ...this.init.core }
+    // Steady probing: measurements taken while everyone probes at once are noisy, and
+    // 003's trees would keep those choices for ever (see node/README.md).
+    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, probePingCount: 2, steadyProbeIntervalMs: 2000, ...this.init.core }
     this.coreValue = new TreecastCore({
       self: this.selfId,
       random: this.init.random ?? Math.random,

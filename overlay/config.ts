@@ -106,6 +106,11 @@ export interface CoreInit {
   /** @default 500 */
   parkRetryMs?: number
   /** @default 0 (off) */
+  /**
+   * 0 (003): peers probe only after a membership change. Otherwise an idle peer also probes
+   * one random peer this often, so trees built from noisy measurements keep improving and
+   * parents' RTTs and rates are refreshed. @default 0
+   */
   steadyProbeIntervalMs?: number
   /** Wait after a closed connection before declaring a crash; 0 = at once. @default 100 */
   suspectGraceMs?: number

@@ -93,6 +93,7 @@ export class TreecastCore {
   private readonly pingSent = new Map<PeerId, number>()
   private livenessArmed = false
   private parkArmed = false
+  private steadyArmed = false
   private leaveTarget: PeerId | undefined
   /** Hand-offs sent and not yet acknowledged, by receiver (a leaver waits for them). */
   private readonly handoffsUnacked = new Map<PeerId, number>()
@@ -366,6 +367,10 @@ export class TreecastCore {
         case 'liveness': this.livenessArmed = false; this.checkLiveness(now); break
         case 'park': this.parkArmed = false; if (this.streams.tick(now)) this.armPark(); break
         case 'leave': this.checkLeft(true); break
+        case 'steady':
+          this.steadyArmed = false
+          if (this.stateValue === 'running' && !this.probe.inFlight && !this.schedule.isActive) this.probe.start(now)
+          break
         case 'suspect': {
           const inc = this.suspects.get(e.key)
           this.suspects.delete(e.key)
@@ -595,6 +600,14 @@ export class TreecastCore {
   private probeNext (now: number): void {
     if (this.stateValue !== 'running') return
     if (this.schedule.next(this.trees.parentlessCount()) === 'probe') this.probe.start(now)
+    else this.armSteady(now)
+  }
+
+  /** With steady probing on, one probe per interval while the schedule is idle. */
+  private armSteady (now: number): void {
+    if (this.config.steadyProbeIntervalMs <= 0 || this.steadyArmed) return
+    this.steadyArmed = true
+    this.timers.add(now + this.config.steadyProbeIntervalMs, 'steady')
   }
 
   private reduceTimeoutMs (): number {
