@@ -114,14 +114,23 @@ export class FrameChannel {
     // libp2p's resume() hands over the buffered data and only then tells the muxer to send
     // window updates again: a pause asked for while that data is handled would be undone.
     if (this.resuming) { this.pauseWanted = true; return }
-    if (!this.aborted && this.stream.readStatus === 'readable') this.stream.pause()
+    if (this.aborted || this.stream.readStatus !== 'readable') return
+    // The connection may be gone under a stream that still looks open: libp2p then throws.
+    try { this.stream.pause() } catch (err) { this.abort(err instanceof Error ? err : new Error(String(err))) }
   }
 
   resume (): void {
     this.pauseWanted = false
     if (this.aborted || this.stream.readStatus !== 'paused') return
     this.resuming = true
-    try { this.stream.resume() } finally { this.resuming = false }
+    try {
+      this.stream.resume()
+    } catch (err) {
+      this.abort(err instanceof Error ? err : new Error(String(err)))
+      return
+    } finally {
+      this.resuming = false
+    }
     if (this.pauseWanted) { this.pauseWanted = false; this.pause() }
   }
 

@@ -99,6 +99,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   private timer: ReturnType<typeof setTimeout> | undefined
   private timerAt = Infinity
   private started = false
+  private joinContact: string | undefined
   private readonly t0 = performance.now()
   private measurements: Measurements | undefined
   private readonly pending = new Pending()
@@ -195,7 +196,14 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     if (peerIdPart(to) === undefined) throw new InvalidArgumentError(`contact must end in /p2p/<peer id>: ${to}`)
     if (to === this.selfId) throw new InvalidArgumentError('cannot join through oneself')
     const joined = this.pending.wait('joined', this.init.joinTimeoutMs ?? 30_000, () => new JoinFailedError(`no answer from ${to}`))
-    core.join(this.now(), to, { incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}) })
+    this.joinContact = to
+    try {
+      core.join(this.now(), to, { incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}) })
+    } catch (err) {
+      joined.catch(() => {})
+      this.pending.reject('joined', err as Error)
+      throw err
+    }
     this.afterInput()
     await joined
   }
@@ -306,6 +314,10 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
 
   private onPeerDown (peer: string, inc: number | undefined): void {
     if (!this.started) return
+    if (this.coreValue?.state === 'joining' && peer === this.joinContact) {
+      this.pending.reject('joined', new JoinFailedError(`cannot reach ${peer}; stop this node and create a new one to try another contact`))
+      return
+    }
     this.coreValue?.peerDown(this.now(), peer, inc)
     this.afterInput()
   }
