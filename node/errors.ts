@@ -34,3 +34,8 @@ export class QueueFullError extends Error {
 export class ReduceFailedError extends Error {
   override name = 'ReduceFailedError'
 }
+
+/** A broadcast relayed to another root (`broadcast(payload, { root })`) failed there. */
+export class RelayFailedError extends Error {
+  override name = 'RelayFailedError'
+}

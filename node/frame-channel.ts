@@ -98,7 +98,7 @@ export class FrameChannel {
    * Queues a frame. `body` may be a function producing the bytes when the stream can take
    * them; `bytes` is then its (estimated) size for the queue's accounting.
    */
-  send (kind: FrameKind, body: Uint8Array | (() => Uint8Array), bytes = typeof body === 'function' ? 0 : body.byteLength): void {
+  send (kind: number, body: Uint8Array | (() => Uint8Array), bytes = typeof body === 'function' ? 0 : body.byteLength): void {
     if (this.isClosed) throw new ChannelClosedError('the stream is closed')
     if (this.queued + bytes > this.init.maxQueuedBytes && this.queued > 0) {
       throw new QueueFullError(`send queue holds ${this.queued} bytes, limit ${this.init.maxQueuedBytes}`)

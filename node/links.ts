@@ -182,7 +182,8 @@ export class Links {
     return p
   }
 
-  private async openStream (peer: string, protocol: string): Promise<Stream> {
+  /** Dials `peer` (an overlay id) and opens a stream of `protocol`. */
+  async openStream (peer: string, protocol: string): Promise<Stream> {
     const signal = AbortSignal.timeout(this.cfg.dialTimeoutMs)
     this.stats.dials++
     const conn = await this.components.connectionManager.openConnection(multiaddr(peer), { signal })

@@ -25,6 +25,7 @@ import { Measurements, type LinkMeasurement } from './measurements.ts'
 import { MAX_OVERLAY_ID_LENGTH, peerIdPart } from './hello.ts'
 import type { TreecastComponents } from './components.ts'
 import { Pending } from './pending.ts'
+import { MAX_RELAYS, RELAY_FRAME_BYTES, RELAY_PROTOCOL, Relay } from './relay.ts'
 
 /** Options of a treecast node; every field has a default. */
 export interface TreecastInit extends NodeNetInit {
@@ -61,6 +62,11 @@ export interface TreecastInit extends NodeNetInit {
 export interface BroadcastOptions {
   /** Which tree: 'auto' picks by size against the switch point. @default 'auto' */
   mode?: 'auto' | TreeKind
+  /**
+   * A virtual node: the broadcast is rooted at its owner, which receives the payload from
+   * here and broadcasts it from its own trees. @default this peer is the root
+   */
+  root?: number
 }
 
 /** A broadcast in flight. */
@@ -93,6 +99,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   readonly [Symbol.toStringTag] = 'treecast'
   private readonly cfg: ResolvedNodeConfig
   private readonly links: Links
+  private readonly relay: Relay
   private coreValue: TreecastCore | undefined
   private selfId = ''
   private readonly incarnation = Date.now()
@@ -117,12 +124,22 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
       keep: (peer) => this.isNeighbour(peer)
     }
     this.links = new Links(components, this.cfg, { maxPeerIdLength: MAX_OVERLAY_ID_LENGTH }, host, () => this.now())
+    this.relay = new Relay({
+      hello: () => ({ id: this.selfId, incarnation: this.incarnation }),
+      open: async (peer, protocol) => await this.links.openStream(peer, protocol),
+      broadcast: (payload, mode) => this.startBroadcast(payload, { mode }),
+      maxPayloadBytes: () => this.core().config.maxPayloadBytes,
+      maxFrameBytes: RELAY_FRAME_BYTES,
+      clock: () => this.now(),
+      reject: host.reject
+    })
   }
 
   // ---- lifecycle ---------------------------------------------------------------------
 
   async start (): Promise<void> {
     await this.links.start()
+    await this.components.registrar.handle(RELAY_PROTOCOL, (stream, conn) => { this.relay.accept(stream, conn) }, { maxInboundStreams: MAX_RELAYS, maxOutboundStreams: MAX_RELAYS })
     this.started = true
   }
 
@@ -161,6 +178,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
     this.pending.failAll(new NotStartedError('the node stopped'))
+    await this.components.registrar.unhandle(RELAY_PROTOCOL).catch(() => {})
     await this.links.stop()
   }
 
@@ -226,14 +244,23 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
    * peer has handed its part to the network; `done` resolves when every virtual node has it.
    */
   async broadcast (payload: Uint8Array, opts: BroadcastOptions = {}): Promise<BroadcastHandle> {
-    const h = this.startBroadcast(payload, opts)
+    if (opts.root !== undefined) {
+      const core = this.core()
+      const root = opts.root
+      if (!Number.isInteger(root) || root < 0 || root >= core.vnodeCount) throw new InvalidArgumentError(`root must be a virtual node in 0..${core.vnodeCount - 1}, got ${String(root)}`)
+      if (!(payload instanceof Uint8Array)) throw new InvalidArgumentError('payload must be a Uint8Array')
+      const owner = core.view.ownerOf(root)
+      if (owner !== undefined && owner !== this.selfId) return await this.relay.broadcastAt(owner, payload, opts.mode ?? 'auto')
+    }
+    const h = this.startBroadcast(payload, { ...(opts.mode !== undefined ? { mode: opts.mode } : {}) })
     await h.sent
     return { id: h.id, done: h.done }
   }
 
-  /** {@link broadcast} without waiting: the id at once, `sent` and `done` as promises. */
+  /** {@link broadcast} from this peer without waiting: the id at once, `sent` and `done` as promises. */
   startBroadcast (payload: Uint8Array, opts: BroadcastOptions = {}): BroadcastHandle & { readonly sent: Promise<void> } {
     if (!(payload instanceof Uint8Array)) throw new InvalidArgumentError('payload must be a Uint8Array')
+    if (opts.root !== undefined) throw new InvalidArgumentError('startBroadcast roots the broadcast here; use broadcast() for another root')
     const id = this.core().broadcast(this.now(), payload, { mode: opts.mode ?? 'auto' })
     const done = this.pending.wait<void>(`bcast:${id}`)
     done.catch(() => {})
