@@ -51,7 +51,8 @@ export class BulkRouter {
   private readonly out = new Map<string, BulkOut>()
   /** How many downstream bulk streams hold each paused upstream. */
   private readonly blocked = new Map<FrameChannel, number>()
-  readonly stats = { opened: 0, pauses: 0, retries: 0 }
+  /** `peakQueuedBytes`: the most one bulk stream held queued for a transfer this peer forwards (not originates). */
+  readonly stats = { opened: 0, pauses: 0, retries: 0, peakQueuedBytes: 0 }
 
   constructor (private readonly cfg: ResolvedNodeConfig, private readonly host: BulkHost) {}
 
@@ -197,6 +198,7 @@ export class BulkRouter {
   /** Pauses or resumes the upstreams as the queue crosses the high-water mark. */
   private check (b: BulkOut): void {
     const queued = b.waitingBytes + (b.channel?.queuedBytes ?? 0)
+    if (b.upstreams.size > 0 && queued > this.stats.peakQueuedBytes) this.stats.peakQueuedBytes = queued
     if (!b.above && queued > this.cfg.bulkHighWaterBytes) {
       b.above = true
       for (const u of b.upstreams) this.block(u)

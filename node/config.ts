@@ -13,6 +13,12 @@ export interface NodeNetInit {
    */
   maxPeers?: number
   /**
+   * A peer past `maxPeers` is disconnected only after this long without traffic, so a probe
+   * or a tree change in progress with it is not cut.
+   * @default 10000
+   */
+  pruneIdleMs?: number
+  /**
    * Interval between heartbeats on every open control stream.
    * @default 1000
    */
@@ -76,6 +82,7 @@ export type ResolvedNodeConfig = Readonly<Required<NodeNetInit>>
 
 export const DEFAULT_NODE_NET: ResolvedNodeConfig = Object.freeze({
   maxPeers: 48,
+  pruneIdleMs: 10_000,
   heartbeatIntervalMs: 1000,
   failureDetectionTimeoutMs: 5000,
   dialTimeoutMs: 10_000,
@@ -95,7 +102,7 @@ export function resolveNodeConfig (init: NodeNetInit = {}): ResolvedNodeConfig {
     const v = init[key]
     if (v === undefined) continue
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new InvalidConfigError(`${key} must be a positive number, got ${String(v)}`)
-    if (!Number.isInteger(v) && key !== 'heartbeatIntervalMs' && key !== 'failureDetectionTimeoutMs' && key !== 'dialTimeoutMs' && key !== 'bulkIdleMs') {
+    if (!Number.isInteger(v) && key !== 'heartbeatIntervalMs' && key !== 'failureDetectionTimeoutMs' && key !== 'dialTimeoutMs' && key !== 'bulkIdleMs' && key !== 'pruneIdleMs') {
       throw new InvalidConfigError(`${key} must be an integer, got ${v}`)
     }
     r[key] = v

@@ -109,7 +109,7 @@ export class Links {
   }
 
   /** Link statistics of the bulk streams. */
-  get bulkStats (): { opened: number, pauses: number, retries: number } { return this.bulk.stats }
+  get bulkStats (): { opened: number, pauses: number, retries: number, peakQueuedBytes: number } { return this.bulk.stats }
 
   describeBulk (): Array<Record<string, unknown>> { return this.bulk.describe() }
 
@@ -331,11 +331,13 @@ export class Links {
     this.prune()
   }
 
-  /** Keeps at most `maxPeers` peers connected: the least recently used idle non-neighbours go. */
+  /** Keeps at most `maxPeers` peers connected: the least recently used idle non-neighbours go (quiet for `pruneIdleMs`). */
   private prune (): void {
     if (this.peers.size <= this.cfg.maxPeers) return
+    const now = this.clock()
+    // Only peers quiet for a while: one just probed or asked to adopt us is about to answer.
     const idle = [...this.peers.values()]
-      .filter((p) => !p.dialing && p.pending.length === 0 && !this.host.keep(p.id) && !this.bulk.busyWith(p.id) && p.channels.every((c) => c.queuedBytes === 0))
+      .filter((p) => now - p.lastUsedAt > this.cfg.pruneIdleMs && !p.dialing && p.pending.length === 0 && !this.host.keep(p.id) && !this.bulk.busyWith(p.id) && p.channels.every((c) => c.queuedBytes === 0))
       .sort((a, b) => a.lastUsedAt - b.lastUsedAt)
     for (const p of idle) {
       if (this.peers.size <= this.cfg.maxPeers) break

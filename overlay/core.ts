@@ -94,6 +94,8 @@ export class TreecastCore {
   private livenessArmed = false
   private parkArmed = false
   private steadyArmed = false
+  /** The probe in flight was started by steady probing, not by a membership change. */
+  private steadyProbe = false
   private leaveTarget: PeerId | undefined
   /** Hand-offs sent and not yet acknowledged, by receiver (a leaver waits for them). */
   private readonly handoffsUnacked = new Map<PeerId, number>()
@@ -167,8 +169,8 @@ export class TreecastCore {
   get state (): CoreState { return this.stateValue }
   get ownedSet (): IntervalSet { return this.owned }
   get vnodeCount (): number { return this.vnodes }
-  /** True while this peer probes (affected by a recent membership change). */
-  get isProbing (): boolean { return this.schedule.isActive || this.probe.inFlight }
+  /** True while this peer probes because of a recent membership change (steady probes do not count). */
+  get isProbing (): boolean { return this.schedule.isActive || (this.probe.inFlight && !this.steadyProbe) }
   get probesStarted (): number { return this.probe.started }
 
   /** Takes the outputs produced since the last call. */
@@ -369,7 +371,10 @@ export class TreecastCore {
         case 'leave': this.checkLeft(true); break
         case 'steady':
           this.steadyArmed = false
-          if (this.stateValue === 'running' && !this.probe.inFlight && !this.schedule.isActive) this.probe.start(now)
+          if (this.stateValue === 'running' && !this.probe.inFlight && !this.schedule.isActive) {
+            this.steadyProbe = true
+            this.probe.start(now)
+          }
           break
         case 'suspect': {
           const inc = this.suspects.get(e.key)
@@ -598,6 +603,7 @@ export class TreecastCore {
   }
 
   private probeNext (now: number): void {
+    this.steadyProbe = false
     if (this.stateValue !== 'running') return
     if (this.schedule.next(this.trees.parentlessCount()) === 'probe') this.probe.start(now)
     else this.armSteady(now)

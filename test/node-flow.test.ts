@@ -1,0 +1,78 @@
+/**
+ * Flow control and connection bounds on real peers: a slow child slows its parent's
+ * sends (the forwarder's queue stays near its high-water mark whatever the payload size),
+ * and a peer keeps at most `maxPeers` control streams. No wall-clock assertion.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { createTreecast, type TreecastNode } from '../node/create-treecast.ts'
+import { DEFAULT_NODE_NET } from '../node/config.ts'
+import { WanEmulator } from '../node/wan/wan-emulator.ts'
+import { DeliveryRecorder, patterned, sleep, stopAll, waitFor, withTimeout } from './node-helpers.ts'
+
+const MB = 1024 * 1024
+
+describe('flow control and bounds', () => {
+  let nodes: TreecastNode[] = []
+  afterEach(async () => { await stopAll(nodes); nodes = [] }, 30_000)
+
+  it('a slow child slows its parent: the forwarder queues at most about its high-water mark', async () => {
+    // a -> b fast, b -> c at 2 MB/s, a -> c slower still: the bandwidth tree of a is a, b, c.
+    const wan = new WanEmulator({
+      clusters: ['a', 'b', 'c'],
+      wanRateBytesPerSec: { a: { b: Infinity, c: 500_000 }, b: { c: 2_000_000 } }
+    })
+    const keys = await Promise.all([0, 1, 2].map(async () => await generateKeyPair('Ed25519')))
+    for (const [i, key] of keys.entries()) {
+      wan.assign(peerIdFromPrivateKey(key).toString(), ['a', 'b', 'c'][i] as string)
+      const n = await createTreecast({ privateKey: key, transport: wan.transport(), core: { steadyProbeIntervalMs: 500 } })
+      await n.start()
+      nodes.push(n)
+    }
+    const [a, b, c] = nodes as [TreecastNode, TreecastNode, TreecastNode]
+    const ids = nodes.map((n) => n.id)
+    for (const n of nodes) n.bootstrap(24, ids)
+    await waitFor(() => c.tree('bw', a.id)?.parent === b.id && b.tree('bw', a.id)?.parent === a.id, {
+      timeoutMs: 60_000, what: 'the bandwidth tree of a to become a -> b -> c', describe: () => `c's parent ${String(c.tree('bw', a.id)?.parent)}, b's ${String(b.tree('bw', a.id)?.parent)}`
+    })
+    const rec = new DeliveryRecorder(24)
+    for (const n of nodes) rec.attach(n)
+    const h = await a.broadcast(patterned(12 * MB, 3), { mode: 'bw' })
+    await withTimeout(h.done, 90_000, '12 MB broadcast through a 2 MB/s link')
+    const count = rec.count(h.id)
+    expect(count.missing.isEmpty && count.duplicated.isEmpty, rec.describe(h.id)).toBe(true)
+    const bulk = (b.overlay.counters() as { bulk: { pauses: number, peakQueuedBytes: number } }).bulk
+    // b paused the stream from a while its queue to c was full, and never held much more
+    // than the high-water mark (plus the chunks of one read) of the 12 MB.
+    expect(bulk.pauses).toBeGreaterThan(0)
+    expect(bulk.peakQueuedBytes).toBeLessThan(DEFAULT_NODE_NET.bulkHighWaterBytes + 2 * MB)
+    console.log(`[node-flow] b paused its inbound stream ${bulk.pauses} times; peak queue ${(bulk.peakQueuedBytes / MB).toFixed(2)} MB for a 12 MB payload`)
+  }, 180_000)
+
+  it('keeps at most maxPeers control streams, tree neighbours first', async () => {
+    const maxPeers = 3
+    for (let i = 0; i < 8; i++) {
+      const n = await createTreecast({ maxPeers, pruneIdleMs: 2000 })
+      await n.start()
+      nodes.push(n)
+    }
+    const ids = nodes.map((n) => n.id)
+    for (const n of nodes) n.bootstrap(32, ids)
+    await waitFor(() => nodes.every((n) => !n.overlay.probing), { timeoutMs: 60_000, what: 'stable trees' })
+    await sleep(4000)   // past pruneIdleMs, a few heartbeat rounds: pruning runs with them
+    for (const n of nodes) {
+      const neighbours = new Set<string>()
+      for (const t of n.trees()) {
+        if (t.parent !== null) neighbours.add(t.parent)
+        for (const c of t.children) neighbours.add(c)
+      }
+      const connected = n.overlay.connectedPeers()
+      // Past maxPeers only tree neighbours (and a peer being probed right now) stay.
+      const others = connected.filter((p) => !neighbours.has(p))
+      expect(others.length, `${connected.length} connected, ${neighbours.size} neighbours`).toBeLessThanOrEqual(maxPeers)
+    }
+    const pruned = nodes.reduce((s, n) => s + (n.overlay.counters() as { links: { pruned: number } }).links.pruned, 0)
+    expect(pruned).toBeGreaterThan(0)
+  }, 120_000)
+})
