@@ -63,8 +63,9 @@ export class Links {
   private heartbeatTimer: ReturnType<typeof setInterval> | undefined
   private running = false
   private sentWaiters: Array<() => void> = []
+  private lastHeartbeatAt = 0
   private readonly onSent = (n: number): void => { this.stats.bytesSent += n }
-  readonly stats = { dials: 0, dialFailures: 0, pruned: 0, heartbeatsMissed: 0, queueOverflows: 0, bytesSent: 0 }
+  readonly stats = { dials: 0, dialFailures: 0, pruned: 0, heartbeatsMissed: 0, queueOverflows: 0, bytesSent: 0, stalls: 0 }
 
   constructor (
     private readonly components: { registrar: Registrar, connectionManager: ConnectionManager },
@@ -88,6 +89,7 @@ export class Links {
     await this.components.registrar.handle(CONTROL_PROTOCOL, (stream, conn) => { this.accept(stream, conn, false) }, limits)
     await this.components.registrar.handle(BULK_PROTOCOL, (stream, conn) => { this.accept(stream, conn, true) }, limits)
     this.running = true
+    this.lastHeartbeatAt = this.clock()
     this.heartbeatTimer = setInterval(() => { this.heartbeat() }, this.cfg.heartbeatIntervalMs)
   }
 
@@ -315,6 +317,14 @@ export class Links {
 
   private heartbeat (): void {
     const now = this.clock()
+    // This process itself stalled (stopped, swapped, a long synchronous task): the silence
+    // is ours, not the peers'. Start counting again rather than declare everyone dead.
+    const stalled = now - this.lastHeartbeatAt > this.cfg.heartbeatIntervalMs + this.cfg.failureDetectionTimeoutMs / 2
+    this.lastHeartbeatAt = now
+    if (stalled) {
+      this.stats.stalls++
+      for (const p of this.peers.values()) for (const ch of p.channels) ch.lastReceivedAt = now
+    }
     for (const p of [...this.peers.values()]) {
       for (const ch of [...p.channels]) {
         if (now - ch.lastReceivedAt > this.cfg.failureDetectionTimeoutMs) {

@@ -101,6 +101,8 @@ export class TreecastCore {
   private readonly handoffsUnacked = new Map<PeerId, number>()
   /** Peers that joined through this one recently: facts learnt later are passed on to them. */
   private readonly recentJoiners = new Map<PeerId, number>()
+  /** When each dead peer that spoke was last told it is dead (bounded like recentJoiners). */
+  private readonly deadNotices = new Map<PeerId, number>()
   /** Peers whose connection closed, with their incarnation, until the grace period ends. */
   private readonly suspects = new Map<PeerId, number>()
   /** Messages that arrived while joining, before the contact's snapshot. */
@@ -281,6 +283,14 @@ export class TreecastCore {
   handle (now: number, from: PeerId, msg: Message): void {
     this.now = now
     if (this.stateValue === 'left' || this.stateValue === 'evicted' || this.stateValue === 'idle') return
+    if (this.stateValue !== 'joining' && msg.t !== 'join' && this.members.statusOf(from) === 'dead') {
+      // A peer declared dead speaks (it hung, or a partition healed): its messages belong to
+      // a dead incarnation and are dropped; it is told, so it stops (evicted) and may rejoin.
+      this.reject('from-dead-member')
+      this.noticeDead(from)
+      this.flush(now)
+      return
+    }
     this.lastHeard.set(from, now)
     this.pingSent.delete(from)
     if (this.stateValue === 'joining' && !(msg.t === 'facts' && msg.welcome)) {
@@ -546,6 +556,17 @@ export class TreecastCore {
     // If the suspect is alive after all, it learns it was declared dead and stops (evicted).
     this.send(peer, facts)
     this.memberChanged(change)
+  }
+
+  /** Tells a peer declared dead that it was, at most once per second per peer. */
+  private noticeDead (peer: PeerId): void {
+    const last = this.deadNotices.get(peer)
+    if (last !== undefined && this.now - last < 1000) return
+    this.deadNotices.delete(peer)
+    this.deadNotices.set(peer, this.now)
+    if (this.deadNotices.size > MAX_RECENT_JOINERS) this.deadNotices.delete(this.deadNotices.keys().next().value as PeerId)
+    const fact: MemberFact = { peer, incarnation: this.members.incarnationOf(peer), status: 'dead' }
+    this.send(peer, { t: 'facts', vnodeCount: this.vnodes, members: [fact], records: [], welcome: false })
   }
 
   private handoffTo (to: PeerId, ranges: IntervalSet): void {

@@ -281,3 +281,27 @@ describe('resolveCoreConfig', () => {
     for (const field of nonNegative) for (const v of ['3', true, {}, []]) expectBad({ [field]: v }, field)
   })
 })
+
+describe('messages from a peer declared dead', () => {
+  it('are dropped, and the sender is told it is dead (at most once a second)', async () => {
+    const { TreecastCore } = await import('../overlay/core.ts')
+    const a = new TreecastCore({ self: 'a', random: () => 0.5, config: { suspectGraceMs: 0 } })
+    a.bootstrap(0, 8, ['a', 'b', 'c'])
+    a.takeOutputs()
+    a.peerDown(1, 'b')
+    expect(a.members.statusOf('b')).toBe('dead')
+    a.takeOutputs()
+    a.handle(2, 'b', { t: 'ping', nonce: 7 })
+    const out = a.takeOutputs()
+    expect(out.some((o) => o.type === 'send' && o.message.t === 'pong')).toBe(false)
+    const told = out.filter((o) => o.type === 'send' && o.to === 'b' && o.message.t === 'facts')
+    expect(told).toHaveLength(1)
+    const msg = (told[0] as { message: { members: Array<{ peer: string, status: string }> } }).message
+    expect(msg.members).toEqual([expect.objectContaining({ peer: 'b', status: 'dead' })])
+    expect(a.stats.rejected['from-dead-member']).toBe(1)
+    a.handle(500, 'b', { t: 'ping', nonce: 8 })
+    expect(a.takeOutputs().filter((o) => o.type === 'send' && o.to === 'b')).toHaveLength(0)
+    a.handle(1500, 'b', { t: 'ping', nonce: 9 })
+    expect(a.takeOutputs().filter((o) => o.type === 'send' && o.to === 'b')).toHaveLength(1)
+  })
+})

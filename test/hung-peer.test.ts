@@ -1,0 +1,74 @@
+/**
+ * Crash detection by missed heartbeats: a peer process that hangs (SIGSTOP) keeps its TCP
+ * connections open, so only silence betrays it. The others declare it dead; when it
+ * resumes (SIGCONT) it learns it was evicted instead of declaring everyone else dead.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { createInterface } from 'node:readline'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const FIXTURE = fileURLToPath(new URL('./fixtures/peer-process.ts', import.meta.url))
+const OPTIONS = JSON.stringify({ heartbeatIntervalMs: 300, failureDetectionTimeoutMs: 1500 })
+
+interface Ev { ev: string, [k: string]: unknown }
+
+class Proc {
+  readonly events: Ev[] = []
+  constructor (readonly child: ChildProcessWithoutNullStreams) {
+    createInterface({ input: child.stdout }).on('line', (l) => { try { this.events.push(JSON.parse(l) as Ev) } catch { /* not ours */ } })
+    child.stderr.resume()
+    child.stdin.on('error', () => {})
+  }
+
+  send (cmd: Record<string, unknown>): void { this.child.stdin.write(JSON.stringify(cmd) + '\n') }
+
+  async wait (pred: (e: Ev) => boolean, what: string, timeoutMs = 30_000): Promise<Ev> {
+    const end = Date.now() + timeoutMs
+    for (;;) {
+      const e = this.events.find(pred)
+      if (e !== undefined) return e
+      const fatal = this.events.find((x) => x.ev === 'error' && x.fatal === true)
+      if (fatal !== undefined) throw new Error(`peer failed: ${String(fatal.message)}`)
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}; events: ${this.events.map((x) => x.ev).join(',')}`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+  }
+}
+
+describe('a hung peer', () => {
+  const procs: Proc[] = []
+  afterAll(() => {
+    for (const p of procs) { p.child.kill('SIGCONT'); p.child.kill('SIGKILL') }
+  })
+
+  it('is declared dead by the others after missed heartbeats, and learns it was evicted when it resumes', async () => {
+    for (let i = 0; i < 3; i++) procs.push(new Proc(spawn(process.execPath, ['--import', 'tsx', FIXTURE, OPTIONS], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })))
+    const ids: string[] = []
+    for (const p of procs) ids.push(String((await p.wait((e) => e.ev === 'ready', 'ready', 60_000)).id))
+    const [a, b, hung] = procs as [Proc, Proc, Proc]
+    a.send({ cmd: 'bootstrap', vnodes: 24, req: 'a' })
+    await a.wait((e) => e.ev === 'bootstrapped', 'bootstrap')
+    b.send({ cmd: 'join', contact: ids[0], req: 'b' })
+    await b.wait((e) => e.ev === 'joined', 'b joined')
+    hung.send({ cmd: 'join', contact: ids[1], req: 'h' })
+    await hung.wait((e) => e.ev === 'joined', 'hung joined')
+    // Let every peer hear from the others (heartbeats flow on open control streams).
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+
+    hung.child.kill('SIGSTOP')
+    const hungId = ids[2] as string
+    await a.wait((e) => e.ev === 'member' && e.peer === hungId && e.status === 'dead', 'a marks the hung peer dead')
+    await b.wait((e) => e.ev === 'member' && e.peer === hungId && e.status === 'dead', 'b marks the hung peer dead')
+
+    hung.child.kill('SIGCONT')
+    await hung.wait((e) => e.ev === 'evicted', 'the resumed peer learns it was evicted')
+    // It did not take the others for dead on waking (its own stall is not their silence).
+    expect(hung.events.filter((e) => e.ev === 'member' && e.status === 'dead' && (e.peer === ids[0] || e.peer === ids[1]))).toEqual([])
+    // The survivors own everything between them.
+    a.send({ cmd: 'status', req: 's' })
+    const st = await a.wait((e) => e.ev === 'status', 'status')
+    expect(st.members).toEqual(expect.not.arrayContaining([hungId]))
+  }, 120_000)
+})
