@@ -7,6 +7,7 @@ import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
 import type { PrivateKey } from '@libp2p/interface'
 import { tcp } from '@libp2p/tcp'
+import { preSharedKey } from '@libp2p/pnet'
 import { createLibp2p, type Libp2p, type Libp2pOptions } from 'libp2p'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { InvalidArgumentError, NotStartedError } from './errors.ts'
@@ -24,6 +25,19 @@ export interface CreateTreecastInit extends TreecastInit {
    * @default ['/ip4/127.0.0.1/tcp/0']
    */
   listen?: string[]
+  /**
+   * Addresses to announce instead of the listen addresses (behind a port mapping, say).
+   * The first TCP/IPv4 one becomes the overlay id.
+   * @default the listen addresses
+   */
+  announce?: string[]
+  /**
+   * A private network's pre-shared key, in the swarm.key format of libp2p's pnet (create
+   * one with `generateKey` from @libp2p/pnet, or `treecast key generate-psk`). Peers
+   * without the same key cannot connect at all.
+   * @default no private network
+   */
+  psk?: Uint8Array
   /**
    * The libp2p identity. A daemon that restarts should keep its key.
    * @default a new Ed25519 key
@@ -126,7 +140,8 @@ export async function createTreecast (init: CreateTreecastInit = {}): Promise<Tr
   const libp2p = await createLibp2p({
     start: false,
     ...(init.privateKey !== undefined ? { privateKey: init.privateKey } : {}),
-    addresses: { listen: init.listen ?? ['/ip4/127.0.0.1/tcp/0'] },
+    addresses: { listen: init.listen ?? ['/ip4/127.0.0.1/tcp/0'], ...(init.announce !== undefined ? { announce: init.announce } : {}) },
+    ...(init.psk !== undefined ? { connectionProtector: preSharedKey({ psk: init.psk }) } : {}),
     transports: [init.transport ?? tcp()],
     connectionEncrypters: [noise()],
     // A paused stream stops yamux's window updates, so at most one window arrives while

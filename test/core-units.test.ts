@@ -296,7 +296,7 @@ describe('messages from a peer declared dead', () => {
     expect(out.some((o) => o.type === 'send' && o.message.t === 'pong')).toBe(false)
     const told = out.filter((o) => o.type === 'send' && o.to === 'b' && o.message.t === 'facts')
     expect(told).toHaveLength(1)
-    const msg = (told[0] as { message: { members: Array<{ peer: string, status: string }> } }).message
+    const msg = (told[0] as unknown as { message: { members: Array<{ peer: string, status: string }> } }).message
     expect(msg.members).toEqual([expect.objectContaining({ peer: 'b', status: 'dead' })])
     expect(a.stats.rejected['from-dead-member']).toBe(1)
     a.handle(500, 'b', { t: 'ping', nonce: 8 })
