@@ -18,6 +18,8 @@ export interface BulkHost {
   hello (): Uint8Array
   /** A bulk stream to `peer` could not be opened or failed. */
   failed (peer: string): void
+  /** Sends a chunk on the control stream to `peer` (the fallback when bulk streams fail). */
+  sendControl (peer: string, msg: ChunkMessage): void
   /** A bulk stream's queue emptied. */
   drained (): void
   /** Bytes handed to a bulk stream. */
@@ -41,6 +43,8 @@ interface BulkOut {
   readonly history: ChunkMessage[]
   /** Streams opened for this transfer so far. */
   attempts: number
+  /** After repeated stream failures the rest of the transfer goes on the control stream. */
+  onControl: boolean
 }
 
 /** Streams tried per (child, transfer) before the child is checked for a crash. */
@@ -63,10 +67,11 @@ export class BulkRouter {
     if (b === undefined) {
       if (msg.open === undefined || msg.open.chunkCount <= 1) return false
       if (this.out.size >= this.cfg.maxBulkStreams) return false
-      b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, lastIndex: msg.open.chunkCount - 1, upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0 }
+      b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, lastIndex: msg.open.chunkCount - 1, upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0, onControl: false }
       this.out.set(key, b)
       void this.open(b)
     }
+    if (b.onControl) return false
     b.lastUsedAt = this.host.clock()
     if (upstream !== undefined && !b.upstreams.has(upstream)) {
       b.upstreams.add(upstream)
@@ -115,11 +120,20 @@ export class BulkRouter {
     for (const b of [...this.out.values()]) if (b.to === peer) this.drop(b)
   }
 
-  /** Closes bulk streams idle for longer than `bulkIdleMs`. */
+  /** Forgets finished transfers idle for longer than `bulkIdleMs`, closing their streams gracefully. */
   sweep (now: number): void {
     for (const b of [...this.out.values()]) {
       const queued = b.waitingBytes + (b.channel?.queuedBytes ?? 0)
-      if (queued === 0 && now - b.lastUsedAt > this.cfg.bulkIdleMs) this.drop(b)
+      if (queued > 0 || now - b.lastUsedAt <= this.cfg.bulkIdleMs) continue
+      if (b.onControl || b.done) { this.drop(b); continue }
+      // Not finished (the upstream is slow): close gracefully, never abort, so nothing sent
+      // is lost; later chunks of the transfer take the control stream, in any order (the
+      // receiver knows the transfer from its first chunk, which this stream carried).
+      const ch = b.channel
+      b.channel = undefined
+      b.onControl = true
+      if (ch !== undefined) void ch.close()
+      this.release(b)
     }
   }
 
@@ -167,7 +181,14 @@ export class BulkRouter {
     b.channel = undefined
     if (old !== undefined && !old.closed) old.abort(new Error('bulk stream replaced'))
     if (b.attempts >= MAX_BULK_ATTEMPTS) {
-      this.drop(b)
+      // Streams keep failing while the peer may be alive: send everything again on the
+      // control stream (the child keeps what it has and drops the repeated opening); if the
+      // peer is dead, the check finds it and the core routes the transfer elsewhere.
+      b.onControl = true
+      b.waiting = []
+      b.waitingBytes = 0
+      this.release(b)
+      for (const m of b.history) this.host.sendControl(b.to, m)
       this.host.failed(b.to)
       return
     }
@@ -219,11 +240,16 @@ export class BulkRouter {
     if (n <= 1) { this.blocked.delete(u); u.resume() } else this.blocked.set(u, n - 1)
   }
 
+  /** Stops holding the upstreams back for `b`. */
+  private release (b: BulkOut): void {
+    if (b.above) { b.above = false; for (const u of b.upstreams) this.unblock(u) }
+    b.upstreams.clear()
+  }
+
   private drop (b: BulkOut): void {
     if (this.out.get(b.key) !== b) return
     this.out.delete(b.key)
-    if (b.above) { b.above = false; for (const u of b.upstreams) this.unblock(u) }
-    b.upstreams.clear()
+    this.release(b)
     b.waiting = []
     if (b.channel !== undefined && !b.channel.closed && !b.done) b.channel.abort(new Error('bulk stream dropped'))
   }

@@ -78,6 +78,7 @@ export class Links {
       open: async (peer) => await this.openStream(peer, BULK_PROTOCOL),
       hello: () => encodeHello(this.host.hello()),
       failed: (peer) => { void this.verify(peer); this.notifySent() },
+      sendControl: (peer, msg) => { this.sendControl(peer, msg) },
       drained: () => { this.notifySent() },
       onSent: this.onSent,
       clock
@@ -143,6 +144,11 @@ export class Links {
   send (to: string, msg: Message, upstream: FrameChannel | undefined): void {
     if (!this.running) return
     if (msg.t === 'chunk' && this.bulk.route(to, msg as ChunkMessage, upstream)) return
+    this.sendControl(to, msg)
+  }
+
+  private sendControl (to: string, msg: Message): void {
+    if (!this.running) return
     const p = this.peer(to)
     p.lastUsedAt = this.clock()
     const ch = p.channels[0]

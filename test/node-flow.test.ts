@@ -53,7 +53,8 @@ describe('flow control and bounds', () => {
   it('keeps at most maxPeers control streams, tree neighbours first', async () => {
     const maxPeers = 3
     for (let i = 0; i < 8; i++) {
-      const n = await createTreecast({ maxPeers, pruneIdleMs: 2000 })
+      // No steady probing: a probe touches a random peer, which then stays for pruneIdleMs.
+      const n = await createTreecast({ maxPeers, pruneIdleMs: 2000, core: { steadyProbeIntervalMs: 0 } })
       await n.start()
       nodes.push(n)
     }

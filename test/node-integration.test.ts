@@ -295,6 +295,13 @@ describe('churn: a join, a graceful leave and a crash in the middle of an 8 MB b
     t = performance.now()
     const done3 = await withTimeout(h3.done, 60_000, 'broadcast in flight during the crash').then(() => true, (err: unknown) => { obs(`churn: ${String(err)}`); return false })
     obs(`churn: the 8 MB broadcast in flight during the crash ${done3 ? 'completed' : 'did NOT complete'} (${(performance.now() - t).toFixed(0)} ms after the kill)`)
+    if (!done3) {
+      for (const m of members) {
+        const core = (m.overlay as unknown as { coreValue: { streams: { transfers: Map<string, { id: string, received: number, chunkCount: number, incoming: Array<{ from: string | null, pending: { toString: () => string }, wait: { toString: () => string } }> }> } } }).coreValue
+        const tr = [...core.streams.transfers.values()].filter((x) => x.id === h3.id).map((x) => ({ rcv: `${x.received}/${x.chunkCount}`, inc: x.incoming.map((i) => ({ from: i.from?.slice(-5), pending: i.pending.toString(), wait: i.wait.toString() })) }))
+        obs(`churn: ${m.id.slice(-5)} ${m.state} owns ${m.owned().toString()} rejected ${JSON.stringify((m.overlay.counters() as { core: { rejected: unknown } }).core.rejected)} links ${JSON.stringify((m.overlay.counters() as { links: unknown }).links)} bulk ${JSON.stringify((m.overlay.counters() as { bulk: unknown }).bulk)} transfer ${JSON.stringify(tr)}`)
+      }
+    }
     const stable2 = await waitStable(members, V, 60_000)
     obs(`churn: stable again ${stable2.toFixed(0)} ms after the crash`)
     await sleep(LATE_DUPLICATE_WINDOW_MS)

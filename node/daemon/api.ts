@@ -1,0 +1,306 @@
+/**
+ * The daemon's control API over HTTP (node:http). Every request needs
+ * `Authorization: Bearer <token>` (the token is in api.json, mode 0600). Answers are JSON
+ * (`/metrics`: Prometheus text; `/events`: server-sent events); a bad request gets a 4xx
+ * `{ "error": "..." }` and never takes the daemon down.
+ *
+ *   GET  /status                 this peer: id, state, owned, members, connections
+ *   GET  /peers                  members with measured RTT/bandwidth and whether connected
+ *   GET  /trees[?root=ID]        this peer's place in every tree (or one root's two trees)
+ *   GET  /owned                  owned virtual nodes
+ *   POST /broadcast[?tree=lat|bw|auto][&root=V][&wait=1]   body: the payload
+ *   POST /send?vnode=V           body: the payload
+ *   POST /reduce                 JSON {op, length}; answers with the result
+ *   POST /leave                  leaves gracefully, answers, then the daemon exits
+ *   GET  /events                 SSE: deliver, broadcast-done, reduced, reduce-failed, member, ownership, tree, joined, left, evicted
+ *   GET  /metrics                Prometheus text
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { timingSafeEqual } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import type { TreecastNode } from '../create-treecast.ts'
+import type { DaemonMetrics } from './metrics.ts'
+import type { Logger } from './log.ts'
+
+/** A JSON event for /events subscribers. */
+export interface DaemonEvent { readonly type: string, readonly data: Record<string, unknown> }
+
+/** Fan-out of daemon events to /events streams. */
+export class EventHub {
+  private readonly subs = new Set<(e: DaemonEvent) => void>()
+  subscribe (f: (e: DaemonEvent) => void): () => void {
+    this.subs.add(f)
+    return () => { this.subs.delete(f) }
+  }
+
+  publish (type: string, data: Record<string, unknown>): void {
+    for (const f of this.subs) {
+      try { f({ type, data }) } catch { /* a broken subscriber never hurts the others */ }
+    }
+  }
+
+  get size (): number { return this.subs.size }
+}
+
+/** What the API needs from the daemon. */
+export interface ApiHost {
+  /** The running node, or undefined while starting or stopping. */
+  node (): TreecastNode | undefined
+  status (): Record<string, unknown>
+  readonly metrics: DaemonMetrics
+  readonly events: EventHub
+  readonly log: Logger
+  /** Leaves gracefully and shuts the daemon down; resolves once the leave is done. */
+  leave (): Promise<{ drained: boolean }>
+  /** Largest payload accepted. */
+  maxPayloadBytes (): number
+}
+
+export class HttpError extends Error {
+  constructor (readonly status: number, message: string) { super(message) }
+}
+
+const ERROR_STATUS: Record<string, number> = {
+  InvalidArgumentError: 400,
+  InvalidIntervalError: 400,
+  AlreadyMemberError: 409,
+  NotRunningError: 409,
+  NotStartedError: 503,
+  ReduceFailedError: 504,
+  RelayFailedError: 502,
+  QueueFullError: 503
+}
+
+export class ControlApi {
+  private server: Server | undefined
+  private readonly streams = new Set<ServerResponse>()
+
+  constructor (private readonly host: ApiHost, private readonly token: string) {}
+
+  /** Listens; resolves with the actual URL. */
+  async listen (host: string, port: number): Promise<string> {
+    const server = createServer((req, res) => { void this.handle(req, res) })
+    server.requestTimeout = 0 // long uploads and /events; clients are local and authenticated
+    this.server = server
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, host, () => { server.off('error', reject); resolve() })
+    })
+    const a = server.address() as AddressInfo
+    const h = a.family === 'IPv6' ? `[${a.address}]` : a.address
+    return `http://${h}:${a.port}`
+  }
+
+  async close (): Promise<void> {
+    for (const s of this.streams) s.end()
+    const server = this.server
+    if (server === undefined) return
+    await new Promise<void>((resolve) => { server.close(() => { resolve() }); server.closeAllConnections() })
+  }
+
+  private authorized (req: IncomingMessage): boolean {
+    const h = req.headers.authorization ?? ''
+    const m = /^Bearer (.+)$/.exec(h)
+    if (m === null) return false
+    const a = Buffer.from(m[1] as string)
+    const b = Buffer.from(this.token)
+    return a.length === b.length && timingSafeEqual(a, b)
+  }
+
+  private async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://local')
+    const route = `${req.method ?? 'GET'} ${url.pathname}`
+    try {
+      if (!this.authorized(req)) throw new HttpError(401, 'missing or wrong bearer token (see api.json)')
+      await this.route(route, url, req, res)
+    } catch (err) {
+      const status = err instanceof HttpError ? err.status : ERROR_STATUS[(err as Error).name] ?? 500
+      if (status >= 500) this.host.log.warn('api request failed', { route, status, err: (err as Error).message })
+      else this.host.log.debug('api request rejected', { route, status, err: (err as Error).message })
+      if (!res.headersSent) sendJson(res, status, { error: (err as Error).message })
+      else res.destroy()
+      // A body not read (a request rejected before its body): drop it, so the answer gets through.
+      if (!req.complete && req.listenerCount('data') === 0) drain(req)
+    } finally {
+      this.host.metrics.apiRequests.inc({ route: KNOWN_ROUTES.has(route) ? route : 'other', code: String(res.statusCode) })
+    }
+  }
+
+  private running (): TreecastNode {
+    const n = this.host.node()
+    if (n === undefined) throw new HttpError(503, 'the node is not running (starting or stopping)')
+    return n
+  }
+
+  private async route (route: string, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const q = url.searchParams
+    switch (route) {
+      case 'GET /': sendJson(res, 200, { routes: [...KNOWN_ROUTES] }); return
+      case 'GET /status': sendJson(res, 200, this.host.status()); return
+      case 'GET /owned': {
+        const o = this.running().owned()
+        sendJson(res, 200, { ranges: o.ranges, size: o.size, text: o.toString() })
+        return
+      }
+      case 'GET /peers': {
+        const n = this.running()
+        const measured = n.measured()
+        const connected = new Set(n.overlay.connectedPeers())
+        const peers = n.members().map((id) => {
+          const m = measured.get(id)
+          return { id, self: id === n.id, connected: connected.has(id), rttMs: m?.rttMs ?? null, bandwidthBytesPerSec: m?.bandwidthBytesPerSec ?? null }
+        })
+        sendJson(res, 200, { peers })
+        return
+      }
+      case 'GET /trees': {
+        const n = this.running()
+        const root = q.get('root')
+        const trees = n.trees().filter((t) => root === null || t.root === root)
+        if (root !== null && trees.length === 0) throw new HttpError(404, `no tree rooted at ${root} here`)
+        sendJson(res, 200, { trees })
+        return
+      }
+      case 'GET /metrics': {
+        const body = await this.host.metrics.text()
+        res.writeHead(200, { 'content-type': this.host.metrics.contentType })
+        res.end(body)
+        return
+      }
+      case 'GET /events': this.events(req, res); return
+      case 'POST /broadcast': await this.broadcast(q, req, res); return
+      case 'POST /send': {
+        const n = this.running()
+        const vnode = intParam(q, 'vnode', true) as number
+        if (vnode >= n.vnodeCount()) throw new HttpError(400, `vnode must be in 0..${n.vnodeCount() - 1}`)
+        const payload = await readBody(req, this.host.maxPayloadBytes())
+        const id = n.send(vnode, payload)
+        sendJson(res, 200, { id, bytes: payload.length })
+        return
+      }
+      case 'POST /reduce': {
+        const n = this.running()
+        const body = await readBody(req, 64 * 1024)
+        let j: unknown
+        try { j = JSON.parse(Buffer.from(body).toString('utf8')) } catch { throw new HttpError(400, 'body must be JSON {"op": "sum", "length": N}') }
+        const { op, length } = (j ?? {}) as { op?: unknown, length?: unknown }
+        if (typeof op !== 'string' || op === '') throw new HttpError(400, 'op must be a non-empty string')
+        if (typeof length !== 'number' || !Number.isInteger(length) || length < 1) throw new HttpError(400, 'length must be a positive integer')
+        const r = await n.reduce(op, length)
+        sendJson(res, 200, { id: r.id, value: Array.from(r.value), covered: r.covered.ranges, coveredSize: r.covered.size, durationMs: r.durationMs })
+        return
+      }
+      case 'POST /leave': {
+        this.running()
+        const r = await this.host.leave()
+        sendJson(res, 200, r)
+        return
+      }
+      default:
+        if ([...KNOWN_ROUTES].some((r) => r.endsWith(' ' + url.pathname))) throw new HttpError(405, `method ${req.method ?? ''} not allowed on ${url.pathname}`)
+        throw new HttpError(404, `no route ${route}`)
+    }
+  }
+
+  private async broadcast (q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const n = this.running()
+    const tree = q.get('tree') ?? 'auto'
+    if (tree !== 'lat' && tree !== 'bw' && tree !== 'auto') throw new HttpError(400, 'tree must be lat, bw or auto')
+    const root = intParam(q, 'root', false)
+    if (root !== undefined && root >= n.vnodeCount()) throw new HttpError(400, `root must be a virtual node in 0..${n.vnodeCount() - 1}`)
+    const wait = q.get('wait') === '1' || q.get('wait') === 'true'
+    const payload = await readBody(req, this.host.maxPayloadBytes())
+    const started = performance.now()
+    const h = await n.broadcast(payload, { mode: tree, ...(root !== undefined ? { root } : {}) })
+    this.host.metrics.broadcasts.inc({ role: 'root' })
+    this.host.log.info('broadcast started', { id: h.id, bytes: payload.length, tree, root })
+    const done = h.done.then(() => {
+      this.host.metrics.broadcasts.inc({ role: 'done' })
+      this.host.metrics.broadcastSeconds.observe((performance.now() - started) / 1000)
+      this.host.log.info('broadcast done', { id: h.id, ms: Math.round(performance.now() - started) })
+    })
+    done.catch((err: unknown) => { this.host.log.warn('broadcast not completed', { id: h.id, err: (err as Error).message }) })
+    if (!wait) { sendJson(res, 202, { id: h.id, bytes: payload.length }); return }
+    await done
+    sendJson(res, 200, { id: h.id, bytes: payload.length, done: true, durationMs: performance.now() - started })
+  }
+
+  private events (req: IncomingMessage, res: ServerResponse): void {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
+    res.write(': treecast events\n\n')
+    this.streams.add(res)
+    const unsubscribe = this.host.events.subscribe((e) => {
+      res.write(`event: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`)
+    })
+    const ping = setInterval(() => { res.write(': ping\n\n') }, 15_000)
+    const end = (): void => { clearInterval(ping); unsubscribe(); this.streams.delete(res) }
+    req.on('close', end)
+    res.on('close', end)
+  }
+}
+
+const KNOWN_ROUTES = new Set(['GET /', 'GET /status', 'GET /owned', 'GET /peers', 'GET /trees', 'GET /metrics', 'GET /events',
+  'POST /broadcast', 'POST /send', 'POST /reduce', 'POST /leave'])
+
+function intParam (q: URLSearchParams, name: string, required: boolean): number | undefined {
+  const v = q.get(name)
+  if (v === null) {
+    if (required) throw new HttpError(400, `query parameter ${name} is required`)
+    return undefined
+  }
+  if (!/^\d+$/.test(v)) throw new HttpError(400, `${name} must be a non-negative integer, got ${JSON.stringify(v)}`)
+  return Number(v)
+}
+
+function sendJson (res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body)
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+  res.end(text)
+}
+
+/** Reads a request body of at most `limit` bytes (413 past it; the rest is drained, up to a bound). */
+async function readBody (req: IncomingMessage, limit: number): Promise<Uint8Array> {
+  const declared = Number(req.headers['content-length'])
+  if (Number.isFinite(declared) && declared > limit) {
+    drain(req)
+    throw new HttpError(413, `payload of ${declared} bytes exceeds the limit of ${limit}`)
+  }
+  return await new Promise<Uint8Array>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let total = 0
+    const onData = (c: Buffer): void => {
+      total += c.length
+      if (total > limit) {
+        cleanup()
+        drain(req)
+        reject(new HttpError(413, `payload exceeds the limit of ${limit} bytes`))
+        return
+      }
+      chunks.push(c)
+    }
+    const onEnd = (): void => {
+      cleanup()
+      const out = Buffer.concat(chunks, total)
+      resolve(new Uint8Array(out.buffer, out.byteOffset, out.length))
+    }
+    const onError = (err: Error): void => { cleanup(); reject(new HttpError(400, `request body: ${err.message}`)) }
+    const cleanup = (): void => { req.off('data', onData); req.off('end', onEnd); req.off('error', onError) }
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+  })
+}
+
+/** Most bytes of a rejected body read and dropped (so the client sees the answer) before the connection is cut. */
+const MAX_DRAIN_BYTES = 64 * 1024 * 1024
+
+/** Reads and drops the rest of a rejected body; cuts the connection past MAX_DRAIN_BYTES. */
+function drain (req: IncomingMessage): void {
+  let n = 0
+  req.on('data', (c: Buffer) => {
+    n += c.length
+    if (n > MAX_DRAIN_BYTES) req.destroy()
+  })
+  req.on('error', () => {})
+  req.resume()
+}
