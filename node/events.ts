@@ -15,7 +15,9 @@ export interface DeliveryEvent {
   readonly mode: StreamMode
   /** The virtual nodes this copy is for: every one of them is delivered exactly once. */
   readonly vnodes: IntervalSet
-  /** The whole payload. */
+  /** The payload in the chunks it travelled in (no copy). */
+  readonly chunks: readonly Uint8Array[]
+  /** The whole payload (assembled from `chunks` on first access). */
   readonly payload: Uint8Array
 }
 

@@ -40,6 +40,8 @@ export interface LinksHost {
   peerDown (peer: string, incarnation: number | undefined): void
   /** True for peers whose connection must stay open (tree neighbours). */
   keep (peer: string): boolean
+  /** `peer` opened a control stream to us. */
+  connected (peer: string): void
 }
 
 interface Peer {
@@ -246,6 +248,7 @@ export class Links {
             p.byeReceived = false
             ch.send(FrameKind.Hello, encodeHello(this.host.hello()))
             this.attach(p, ch)
+            this.host.connected(from)
           }
           return
         }
@@ -332,14 +335,21 @@ export class Links {
       for (const p of this.peers.values()) for (const ch of p.channels) ch.lastReceivedAt = now
     }
     for (const p of [...this.peers.values()]) {
+      if (p.channels.length === 0) continue
+      // Liveness is the peer's, not a stream's: after a simultaneous dial two control
+      // streams exist and the other side may use only one of them.
+      const heard = Math.max(...p.channels.map((c) => c.lastReceivedAt))
+      if (now - heard > this.cfg.failureDetectionTimeoutMs) {
+        // Silent for too long: drop its streams and redial. A hung or partitioned peer
+        // does not finish the handshake within dialTimeoutMs and is reported down; one
+        // that was only slow (a busy event loop) answers and stays.
+        this.stats.heartbeatsMissed++
+        for (const c of [...p.channels]) c.abort(new Error('heartbeats missed'))
+        p.channels.length = 0
+        void this.verify(p.id)
+        continue
+      }
       for (const ch of [...p.channels]) {
-        if (now - ch.lastReceivedAt > this.cfg.failureDetectionTimeoutMs) {
-          this.stats.heartbeatsMissed++
-          this.peers.delete(p.id)
-          for (const c of p.channels) c.abort(new Error('heartbeats missed'))
-          this.host.peerDown(p.id, p.incarnation)
-          break
-        }
         try { ch.send(FrameKind.Heartbeat, new Uint8Array(0)) } catch { /* closed meanwhile: its close handler runs */ }
       }
     }

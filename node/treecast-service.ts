@@ -31,8 +31,9 @@ import { MAX_RELAYS, RELAY_FRAME_BYTES, RELAY_PROTOCOL, Relay } from './relay.ts
 export interface TreecastInit extends NodeNetInit {
   /**
    * Protocol options (probe size, switch point, chunk size, timeouts...): see `CoreInit`.
-   * `failureDetectionTimeoutMs` defaults to this init's value, `probePingCount` to 2 and
-   * `steadyProbeIntervalMs` to 2000 (one probe per peer every 2 s once trees are built).
+   * `failureDetectionTimeoutMs` defaults to this init's value and `probePingCount` to 2.
+   * Many peers in one process measure each other badly during their cold start; set
+   * `steadyProbeIntervalMs` (e.g. 1000) there so trees keep improving (node/README.md).
    * @default {}
    */
   core?: CoreInit
@@ -121,7 +122,12 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
       message: (from, msg, bulk) => { this.onMessage(from, msg, bulk) },
       reject: (reason) => { this.stats.rejected[reason] = (this.stats.rejected[reason] ?? 0) + 1 },
       peerDown: (peer, inc) => { this.onPeerDown(peer, inc) },
-      keep: (peer) => this.isNeighbour(peer)
+      keep: (peer) => this.isNeighbour(peer),
+      connected: (peer) => {
+        if (!this.started || this.coreValue === undefined) return
+        this.coreValue.peerConnected(this.now(), peer)
+        this.afterInput()
+      }
     }
     this.links = new Links(components, this.cfg, { maxPeerIdLength: MAX_OVERLAY_ID_LENGTH }, host, () => this.now())
     this.relay = new Relay({
@@ -159,9 +165,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     if (id === undefined) throw new NotStartedError('libp2p has no listen address: treecast peers must be dialable')
     this.selfId = peerIdPart(id) === self ? id : `${id}/p2p/${self}`
     // Two pings per probe: the first to a new peer pays for the dial and the handshakes.
-    // Steady probing: measurements taken while everyone probes at once are noisy, and
-    // 003's trees would keep those choices for ever (see node/README.md).
-    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, probePingCount: 2, steadyProbeIntervalMs: 2000, ...this.init.core }
+    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, probePingCount: 2, ...this.init.core }
     this.coreValue = new TreecastCore({
       self: this.selfId,
       random: this.init.random ?? Math.random,
@@ -370,8 +374,11 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
           this.links.send(o.to, o.message, upstream)
           break
         case 'deliver': {
-          const payload = o.chunks.length === 1 ? o.chunks[0] as Uint8Array : concat(o.chunks, o.totalBytes)
-          this.emit('deliver', { id: o.id, origin: o.origin, mode: o.mode, vnodes: o.vnodes, payload })
+          const chunks = o.chunks
+          const total = o.totalBytes
+          let whole: Uint8Array | undefined
+          // The payload is assembled on first use only (a copy at every peer otherwise).
+          this.emit('deliver', { id: o.id, origin: o.origin, mode: o.mode, vnodes: o.vnodes, chunks, get payload () { whole ??= concat(chunks, total); return whole } })
           break
         }
         case 'broadcast-done': this.pending.resolve(`bcast:${o.id}`, undefined); this.emit('broadcast-done', { id: o.id }); break
@@ -416,7 +423,18 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   }
 }
 
+/** The chunks as one array: a view when they are adjacent slices of one buffer (the root's own payload), else a copy. */
 function concat (chunks: readonly Uint8Array[], total: number): Uint8Array {
+  const first = chunks[0]
+  if (first === undefined) return new Uint8Array(0)
+  if (chunks.length === 1) return first
+  let end = first.byteOffset
+  let adjacent = true
+  for (const c of chunks) {
+    if (c.buffer !== first.buffer || c.byteOffset !== end) { adjacent = false; break }
+    end += c.byteLength
+  }
+  if (adjacent) return new Uint8Array(first.buffer, first.byteOffset, total)
   const out = new Uint8Array(total)
   let off = 0
   for (const c of chunks) { out.set(c, off); off += c.byteLength }

@@ -355,6 +355,18 @@ export class TreecastCore {
     this.flush(now)
   }
 
+  /**
+   * The driver has a new connection from `peer`. If `peer` was declared dead (it hung, or
+   * a partition healed) it is told, so it stops (evicted) and can rejoin.
+   */
+  peerConnected (now: number, peer: PeerId): void {
+    this.now = now
+    if (this.stateValue !== 'running' && this.stateValue !== 'leaving') return
+    if (this.members.statusOf(peer) !== 'dead') return
+    this.noticeDead(peer)
+    this.flush(now)
+  }
+
   private connectionLost (peer: PeerId, incarnation: number): void {
     if (incarnation < this.members.incarnationOf(peer)) return
     const status = this.members.statusOf(peer)

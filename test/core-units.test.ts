@@ -305,3 +305,18 @@ describe('messages from a peer declared dead', () => {
     expect(a.takeOutputs().filter((o) => o.type === 'send' && o.to === 'b')).toHaveLength(1)
   })
 })
+
+describe('a peer declared dead that reconnects', () => {
+  it('is told it is dead; a live one is not', async () => {
+    const { TreecastCore } = await import('../overlay/core.ts')
+    const a = new TreecastCore({ self: 'a', random: () => 0.5, config: { suspectGraceMs: 0 } })
+    a.bootstrap(0, 8, ['a', 'b', 'c'])
+    a.peerDown(1, 'b')
+    a.takeOutputs()
+    a.peerConnected(2, 'c')
+    expect(a.takeOutputs().filter((o) => o.type === 'send')).toHaveLength(0)
+    a.peerConnected(3, 'b')
+    const told = a.takeOutputs().filter((o) => o.type === 'send' && o.to === 'b' && o.message.t === 'facts')
+    expect(told).toHaveLength(1)
+  })
+})
