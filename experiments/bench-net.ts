@@ -24,6 +24,7 @@
  * Progress goes to stderr; stdout gets a table, or with `--json` only the JSON report.
  */
 import '../node/polyfill.ts'
+import { Rng } from './sim/rng.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
@@ -65,14 +66,8 @@ async function withTimeout<T> (p: Promise<T>, ms: number, what: string): Promise
 
 /** mulberry32: a seeded source for the broadcast roots. */
 function rng (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  const r = new Rng(seed)
+  return () => r.next()
 }
 
 /**
