@@ -4,7 +4,7 @@
  * 12.5 to 50 MB/s links). They found an overlay, build their latency and bandwidth trees,
  * broadcast short and long payloads, reduce, and stay exact while one peer leaves
  * gracefully, one crashes and two join. A live log shows trees, deliveries and timings;
- * the run ends by itself (30 to 60 s on two cores) and exits 0 when every check held.
+ * the run ends by itself (25 to 60 s on two cores) and exits 0 when every check held.
  */
 import { runLive } from './net/run-live.ts'
 import { summarize } from './sim/report.ts'
