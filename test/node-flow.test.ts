@@ -18,17 +18,18 @@ describe('flow control and bounds', () => {
   afterEach(async () => { await stopAll(nodes); nodes = [] }, 30_000)
 
   it('a slow child slows its parent: the forwarder queues at most about its high-water mark', async () => {
-    // a -> b fast, b -> c at 2 MB/s, a <-> c so slow (10 KB/s) that a probe download
-    // between them times out: c can only adopt b, and the bandwidth tree of a is a, b, c.
+    // a -> b fast, b -> c at 2 MB/s, a <-> c at 100 KB/s: the bandwidth tree of a is a, b,
+    // c. (Slower still and a's probe replies, queued ahead of tree messages on the a-c
+    // link, hold up the tree changes themselves.)
     const wan = new WanEmulator({
       clusters: ['a', 'b', 'c'],
-      wanRateBytesPerSec: { a: { b: Infinity, c: 10_000 }, b: { c: 2_000_000 } }
+      wanRateBytesPerSec: { a: { b: Infinity, c: 100_000 }, b: { c: 2_000_000 } }
     })
     const keys = await Promise.all([0, 1, 2].map(async () => await generateKeyPair('Ed25519')))
     for (const [i, key] of keys.entries()) {
       wan.assign(peerIdFromPrivateKey(key).toString(), ['a', 'b', 'c'][i] as string)
       // Steady probing lets c find b even if the cold start's measurements were off.
-      const n = await createTreecast({ privateKey: key, transport: wan.transport(), core: { steadyProbeIntervalMs: 500 } })
+      const n = await createTreecast({ privateKey: key, transport: wan.transport(), core: { steadyProbeIntervalMs: 1000 } })
       await n.start()
       nodes.push(n)
     }
@@ -39,7 +40,7 @@ describe('flow control and bounds', () => {
     // part around b.
     await waitFor(() => c.tree('bw', a.id)?.parent === b.id && b.tree('bw', a.id)?.parent === a.id &&
       (b.tree('bw', a.id)?.children ?? []).includes(c.id) && (a.tree('bw')?.children ?? []).join() === b.id && !nodes.some((n) => n.overlay.probing), {
-      timeoutMs: 60_000, what: 'the bandwidth tree of a to become a -> b -> c', describe: () => `c's parent ${String(c.tree('bw', a.id)?.parent)}, b's ${String(b.tree('bw', a.id)?.parent)}`
+      timeoutMs: 120_000, what: 'the bandwidth tree of a to become a -> b -> c', describe: () => `c's parent ${String(c.tree('bw', a.id)?.parent)}, b's ${String(b.tree('bw', a.id)?.parent)}`
     })
     await sleep(1000)
     const rec = new DeliveryRecorder(24)
@@ -55,7 +56,7 @@ describe('flow control and bounds', () => {
     expect(bulk.pauses, diag).toBeGreaterThan(0)
     expect(bulk.peakQueuedBytes).toBeLessThan(DEFAULT_NODE_NET.bulkHighWaterBytes + 2 * MB)
     console.log(`[node-flow] b paused its inbound stream ${bulk.pauses} times; peak queue ${(bulk.peakQueuedBytes / MB).toFixed(2)} MB for a 12 MB payload`)
-  }, 180_000)
+  }, 300_000)
 
   it('keeps at most maxPeers control streams, tree neighbours first', async () => {
     const maxPeers = 3
@@ -68,7 +69,10 @@ describe('flow control and bounds', () => {
     const ids = nodes.map((n) => n.id)
     for (const n of nodes) n.bootstrap(32, ids)
     await waitFor(() => nodes.every((n) => !n.overlay.probing), { timeoutMs: 60_000, what: 'stable trees' })
-    await sleep(4000)   // past pruneIdleMs, a few heartbeat rounds: pruning runs with them
+    // Pruning runs with the heartbeats, on peers quiet for pruneIdleMs: wait for it.
+    const pruned = (): number => nodes.reduce((sum, n) => sum + (n.overlay.counters() as { links: { pruned: number } }).links.pruned, 0)
+    await waitFor(() => pruned() > 0, { timeoutMs: 60_000, what: 'some peer to be pruned' })
+    await sleep(3000)
     for (const n of nodes) {
       const neighbours = new Set<string>()
       for (const t of n.trees()) {
@@ -80,7 +84,5 @@ describe('flow control and bounds', () => {
       const others = connected.filter((p) => !neighbours.has(p))
       expect(others.length, `${connected.length} connected, ${neighbours.size} neighbours`).toBeLessThanOrEqual(maxPeers)
     }
-    const pruned = nodes.reduce((s, n) => s + (n.overlay.counters() as { links: { pruned: number } }).links.pruned, 0)
-    expect(pruned).toBeGreaterThan(0)
-  }, 120_000)
+  }, 180_000)
 })
