@@ -42,7 +42,7 @@ export class LiveTracker {
       for (const v of d.vnodes.values()) {
         if (v >= this.vnodes) continue
         const prev = r.by[v] as number
-        if (prev === 0) { r.delivered++; (r.at as Int32Array)[v] = 0 } else if (!(this.crashed[prev - 1]?.() ?? false)) r.duplicates++
+        if (prev === 0) { r.delivered++; (r.at as Int32Array)[v] = 0; (r.firstMs as Float64Array)[v] = this.clock() } else if (!(this.crashed[prev - 1]?.() ?? false)) r.duplicates++
         r.by[v] = who
       }
       r.lastDeliveryMs = this.clock()
@@ -69,7 +69,7 @@ export class LiveTracker {
   private record (id: string): Record {
     let r = this.recs.get(id)
     if (r === undefined) {
-      r = { at: new Int32Array(this.vnodes).fill(-1), by: new Int32Array(this.vnodes), delivered: 0, duplicates: 0, lastDeliveryMs: 0, checksums: new Set() }
+      r = { at: new Int32Array(this.vnodes).fill(-1), firstMs: new Float64Array(this.vnodes).fill(NaN), by: new Int32Array(this.vnodes), delivered: 0, duplicates: 0, lastDeliveryMs: 0, checksums: new Set() }
       this.recs.set(id, r)
     }
     return r

@@ -10,6 +10,8 @@ import type { IntervalSet } from '../../virtual-nodes/interval-set.ts'
 export interface DeliveryRecord {
   /** Per virtual node: the lineage epoch of its last delivery, -1 if never. */
   readonly at: Int32Array
+  /** Per virtual node: virtual time of its first delivery, NaN if never. */
+  readonly firstMs: Float64Array
   delivered: number
   duplicates: number
   lastDeliveryMs: number
@@ -98,7 +100,7 @@ export class Checker {
   delivered (id: string, peer: number, vnodes: IntervalSet): void {
     let rec = this.deliveries.get(id)
     if (rec === undefined) {
-      rec = { at: new Int32Array(this.vnodeCount).fill(-1), delivered: 0, duplicates: 0, lastDeliveryMs: 0 }
+      rec = { at: new Int32Array(this.vnodeCount).fill(-1), firstMs: new Float64Array(this.vnodeCount).fill(NaN), delivered: 0, duplicates: 0, lastDeliveryMs: 0 }
       this.deliveries.set(id, rec)
     }
     for (const v of vnodes.values()) {
@@ -111,7 +113,7 @@ export class Checker {
         continue
       }
       if (this.owner[v] !== peer) this.violate(`delivery of ${id} for virtual node ${v} at p${peer}, which does not own it`)
-      if (last === -1) { rec.delivered++; rec.lastDeliveryMs = this.now() }
+      if (last === -1) { rec.delivered++; rec.lastDeliveryMs = this.now(); rec.firstMs[v] = this.now() }
       rec.at[v] = e
     }
   }

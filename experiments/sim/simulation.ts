@@ -453,6 +453,17 @@ export class Simulation {
     return groundTruth(r.id, r.op, r.length, this.vnodes)
   }
 
+  /** Per virtual node, ms from the start of broadcast `id` to its first delivery there (NaN: never); 003 Fig. 6. */
+  arrivalTimes (id: string): Float64Array | undefined {
+    const b = this.bcasts.get(id)
+    const d = this.checker.deliveries.get(id)
+    if (b === undefined) return undefined
+    const out = new Float64Array(this.vnodes).fill(NaN)
+    if (d === undefined) return out
+    for (let v = 0; v < this.vnodes; v++) out[v] = (d.firstMs[v] as number) - b.startMs
+    return out
+  }
+
   /** Shape of the trees of `root` now: depth, fan-out, edges crossing clusters. */
   treeShape (rootName: string): Record<'lat' | 'bw', TreeShape> {
     const parentOf = (kind: 'lat' | 'bw', i: number): number | null | undefined => {
