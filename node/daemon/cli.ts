@@ -76,7 +76,7 @@ export function buildProgram (): Command {
 
   program.command('start')
     .description('Run a peer daemon in the foreground (found an overlay, or --join one)')
-    .option('-c, --config <file>', 'JSON config file (default: $TREECAST_CONFIG)')
+    .option('-c, --config <file>', 'config file, JSON or TOML by extension (default: $TREECAST_CONFIG)')
     .option('--listen <multiaddr>', 'listen address, repeatable or comma separated (default /ip4/0.0.0.0/tcp/4001)', collect)
     .option('--announce <multiaddr>', 'address to announce instead (NAT, wildcard listen); repeatable', collect)
     .option('--join <multiaddr>', 'a member to join through (…/p2p/<id>); repeatable, tried in order', collect)
@@ -107,8 +107,9 @@ Environment: TREECAST_CONFIG, TREECAST_LISTEN, TREECAST_ANNOUNCE, TREECAST_JOIN,
 TREECAST_WANT, TREECAST_FRESH, TREECAST_DATA_DIR, TREECAST_API_LISTEN, TREECAST_PSK_FILE,
 TREECAST_CONTRIBUTE, TREECAST_DELIVERY_LOG, TREECAST_LOG_LEVEL, TREECAST_LOG_FORMAT, and
 TREECAST_<FIELD_IN_CAPS> for the timing fields (e.g. TREECAST_PROBE_TIMEOUT_MS).
-Config file: a JSON object with the same camelCase fields (listen, join, dataDir, apiListen,
-pskFile, ...) plus "core" and "net" objects for every option of overlay/config.ts and node/config.ts.
+Config file: JSON, or TOML when the name ends in .toml, with the same camelCase fields (listen,
+join, dataDir, apiListen, pskFile, ...) plus "core" and "net" objects (TOML: [core] and [net]
+tables) for every option of overlay/config.ts and node/config.ts.
 A bad value exits with code 2 and names the field. libp2p's own debug logs: DEBUG=libp2p:*`)
     .action(async (opts: Record<string, unknown>) => {
       const { config, logFormat, psk, ...rest } = opts

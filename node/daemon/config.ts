@@ -1,5 +1,5 @@
 /**
- * The daemon's configuration: a JSON file, TREECAST_* environment variables and command-line
+ * The daemon's configuration: a JSON or TOML file, TREECAST_* environment variables and command-line
  * flags, in that order of increasing precedence over the defaults. Every value is validated
  * before anything starts; a bad one throws a {@link ConfigError} naming the field (the CLI
  * prints it and exits with code 2).
@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { isAbsolute, resolve } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
+import { parse as parseToml } from 'smol-toml'
 import { resolveCoreConfig, type CoreInit } from '../../overlay/config.ts'
 import { resolveNodeConfig, type NodeNetInit } from '../config.ts'
 import { IntervalSet } from '../../virtual-nodes/interval-set.ts'
@@ -107,6 +108,11 @@ export const DEFAULTS: Readonly<Omit<DaemonConfig, 'core' | 'net'>> = Object.fre
 
 type Raw = Record<string, unknown>
 
+/** A value for an error message (JSON, but bigints from TOML too). */
+function show (v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) => typeof x === 'bigint' ? `${x}` : x) ?? String(v)
+}
+
 /** Parses one raw value (from a file: any JSON; from env/flags: a string) into its field's type. */
 function coerce (spec: FieldSpec, v: unknown, fromText: boolean): unknown {
   const { key, kind } = spec
@@ -115,39 +121,56 @@ function coerce (spec: FieldSpec, v: unknown, fromText: boolean): unknown {
       if (fromText && typeof v === 'string') return v.split(',').map((s) => s.trim()).filter((s) => s !== '')
       if (Array.isArray(v) && v.every((s) => typeof s === 'string')) return v
       if (typeof v === 'string') return [v]
-      throw new ConfigError(key, `must be a list of strings, got ${JSON.stringify(v)}`)
+      throw new ConfigError(key, `must be a list of strings, got ${show(v)}`)
     }
     case 'int': {
       const n = typeof v === 'string' && fromText && v.trim() !== '' ? Number(v) : v
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw new ConfigError(key, `must be a non-negative integer, got ${JSON.stringify(v)}`)
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw new ConfigError(key, `must be a non-negative integer, got ${show(v)}`)
       return n
     }
     case 'bool': {
       if (typeof v === 'boolean') return v
       if (fromText && typeof v === 'string' && /^(1|true|yes|0|false|no)$/i.test(v)) return /^(1|true|yes)$/i.test(v)
-      throw new ConfigError(key, `must be a boolean, got ${JSON.stringify(v)}`)
+      throw new ConfigError(key, `must be a boolean, got ${show(v)}`)
     }
     case 'level':
       if (v === 'debug' || v === 'info' || v === 'warn' || v === 'error') return v
-      throw new ConfigError(key, `must be one of debug, info, warn, error; got ${JSON.stringify(v)}`)
+      throw new ConfigError(key, `must be one of debug, info, warn, error; got ${show(v)}`)
     case 'contribute':
       if (v === 'ones' || v === 'vnode' || v === 'zeros') return v
-      throw new ConfigError(key, `must be one of ones, vnode, zeros; got ${JSON.stringify(v)}`)
+      throw new ConfigError(key, `must be one of ones, vnode, zeros; got ${show(v)}`)
     case 'string':
       if (typeof v === 'string') return v
-      throw new ConfigError(key, `must be a string, got ${JSON.stringify(v)}`)
+      throw new ConfigError(key, `must be a string, got ${show(v)}`)
   }
 }
 
-/** Reads a JSON config file (TOML is not supported yet). */
+/**
+ * Reads a config file: TOML when the name ends in `.toml`, JSON otherwise. Both hold the
+ * same fields (`core` and `net` are a TOML table each). TOML integers arrive as bigint
+ * from the parser; safe ones are turned into numbers, others are left for validation to
+ * reject with the field's name.
+ */
 export function readConfigFile (path: string): Raw {
-  if (/\.toml$/i.test(path)) throw new ConfigError('config', `${path}: TOML is not supported yet; use JSON`)
+  const toml = /\.toml$/i.test(path)
   let text: string
   try { text = readFileSync(path, 'utf8') } catch (err) { throw new ConfigError('config', `cannot read ${path}: ${(err as Error).message}`) }
   let raw: unknown
-  try { raw = JSON.parse(text) } catch (err) { throw new ConfigError('config', `${path} is not valid JSON: ${(err as Error).message}`) }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError('config', `${path} must hold a JSON object`)
-  return raw as Raw
+  try {
+    raw = toml ? parseToml(text, { integersAsBigInt: 'asNeeded', unsafeKeyBehaviour: 'throw', maxDepth: 32 }) : JSON.parse(text)
+  } catch (err) {
+    throw new ConfigError('config', `${path} is not valid ${toml ? 'TOML' : 'JSON'}: ${(err as Error).message.split('\n')[0] ?? ''}`)
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError('config', `${path} must hold a ${toml ? 'TOML table' : 'JSON object'}`)
+  return (toml ? plain(raw) : raw) as Raw
+}
+
+/** A TOML document as plain JSON values: dates become ISO strings, unsafe integers stay bigint (rejected by validation). */
+function plain (v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(plain)
+  if (v instanceof Date) return v.toISOString()
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
+  return v
 }
 
 /**

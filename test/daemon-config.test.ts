@@ -1,0 +1,100 @@
+/**
+ * The daemon's configuration in-process: JSON and TOML files hold the same fields,
+ * precedence is defaults < file < environment < flags, and every bad value is a
+ * ConfigError naming its field (the CLI turns it into exit code 2; test/daemon.test.ts
+ * checks that end to end).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ConfigError, DEFAULTS, readConfigFile, resolveConfig } from '../node/daemon/config.ts'
+
+const tmp = mkdtempSync(join(tmpdir(), 'treecast-config-'))
+function file (name: string, text: string): string {
+  const p = join(tmp, name)
+  writeFileSync(p, text)
+  return p
+}
+function fieldOf (fn: () => unknown): string {
+  try { fn() } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError)
+    return (err as ConfigError).field
+  }
+  throw new Error('expected a ConfigError')
+}
+
+const TOML = `
+listen = ["/ip4/127.0.0.1/tcp/4100"]
+join = ["/ip4/127.0.0.1/tcp/4001/p2p/12D3KooWRBy97UB99e3J6hiPesre1MZeuNQvfan4gBziswrRJsNK"]
+vnodes = 4096
+want = "0-99,200-299"
+dataDir = "/var/lib/treecast"
+logLevel = "debug"
+fresh = true
+
+[core]
+probeTimeoutMs = 2000
+switchPointBytes = 262144
+
+[net]
+maxPeers = 32
+`
+
+describe('daemon config files', () => {
+  it('reads TOML with the same fields and tables as JSON', () => {
+    const fromToml = resolveConfig({ file: readConfigFile(file('a.toml', TOML)), env: {} })
+    const json = {
+      listen: ['/ip4/127.0.0.1/tcp/4100'],
+      join: ['/ip4/127.0.0.1/tcp/4001/p2p/12D3KooWRBy97UB99e3J6hiPesre1MZeuNQvfan4gBziswrRJsNK'],
+      vnodes: 4096,
+      want: '0-99,200-299',
+      dataDir: '/var/lib/treecast',
+      logLevel: 'debug',
+      fresh: true,
+      core: { probeTimeoutMs: 2000, switchPointBytes: 262144 },
+      net: { maxPeers: 32 }
+    }
+    const fromJson = resolveConfig({ file: readConfigFile(file('a.json', JSON.stringify(json))), env: {} })
+    expect(fromToml).toEqual(fromJson)
+    expect(fromToml.vnodes).toBe(4096)
+    expect(fromToml.core).toEqual({ probeTimeoutMs: 2000, switchPointBytes: 262144 })
+    expect(fromToml.net).toEqual({ maxPeers: 32 })
+    expect(fromToml.apiListen).toBe(DEFAULTS.apiListen)
+  })
+
+  it('environment beats the file and flags beat the environment', () => {
+    const raw = readConfigFile(file('b.toml', 'vnodes = 10\nlogLevel = "warn"\nprobeTimeoutMs = 100\n'))
+    const env = { TREECAST_VNODES: '20', TREECAST_LOG_LEVEL: 'error', TREECAST_PROBE_TIMEOUT_MS: '200' }
+    const a = resolveConfig({ file: raw, env })
+    expect([a.vnodes, a.logLevel, a.core.probeTimeoutMs]).toEqual([20, 'error', 200])
+    const b = resolveConfig({ file: raw, env, flags: { vnodes: '30', probeTimeoutMs: '300' } })
+    expect([b.vnodes, b.logLevel, b.core.probeTimeoutMs]).toEqual([30, 'error', 300])
+  })
+
+  it('names the bad field for bad values, whichever the format', () => {
+    expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('c.toml', 'vnodes = "many"\n')) }))).toBe('vnodes')
+    expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('d.toml', 'vnodes = 1.5\n')) }))).toBe('vnodes')
+    // Past 2^53 the TOML parser gives a bigint: rejected, not rounded, and the message still prints it.
+    const big = (): unknown => resolveConfig({ file: readConfigFile(file('e.toml', 'shutdownTimeoutMs = 123456789012345678901\n')) })
+    expect(fieldOf(big)).toBe('shutdownTimeoutMs')
+    expect(() => big()).toThrow(/123456789012345678901/)
+    expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('f.toml', 'colour = "blue"\n')) }))).toBe('colour')
+    expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('g.toml', '[core]\nprobeTimeoutMs = -5\n')) }))).toBe('core.probeTimeoutMs')
+    expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('h.toml', 'listen = ["nonsense"]\n')) }))).toBe('listen')
+    expect(fieldOf(() => resolveConfig({ file: {}, env: { TREECAST_FRESH: 'maybe' } }))).toBe('fresh')
+  })
+
+  it('a file that does not parse or is missing is a config error with the path', () => {
+    expect(fieldOf(() => readConfigFile(file('i.toml', 'vnodes = = 3\n')))).toBe('config')
+    expect(() => readConfigFile(file('j.toml', 'vnodes = = 3\n'))).toThrow(/not valid TOML/)
+    expect(() => readConfigFile(file('k.json', '{ "vnodes": '))).toThrow(/not valid JSON/)
+    expect(() => readConfigFile(file('l.json', '[1, 2]'))).toThrow(/must hold a JSON object/)
+    expect(() => readConfigFile(join(tmp, 'missing.toml'))).toThrow(/cannot read/)
+    expect(fieldOf(() => readConfigFile(file('m.toml', '[a]\n__proto__ = 1\n')))).toBe('config')
+  })
+
+  it('TOML dates are not numbers or strings a field accepts as such', () => {
+    expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('n.toml', 'vnodes = 2026-11-23\n')) }))).toBe('vnodes')
+  })
+})
