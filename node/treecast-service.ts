@@ -26,6 +26,7 @@ import { MAX_OVERLAY_ID_LENGTH, peerIdPart } from './hello.ts'
 import type { TreecastComponents } from './components.ts'
 import { Pending } from './pending.ts'
 import { MAX_RELAYS, RELAY_FRAME_BYTES, RELAY_PROTOCOL, Relay } from './relay.ts'
+import { SendStats } from './send-stats.ts'
 
 /** Options of a treecast node; every field has a default. */
 export interface TreecastInit extends NodeNetInit {
@@ -111,7 +112,8 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   private readonly t0 = performance.now()
   private measurements: Measurements | undefined
   private readonly pending = new Pending()
-  readonly stats = { rejected: {} as Record<string, number>, framesIn: 0, sentByType: {} as Record<string, number> }
+  readonly stats = { rejected: {} as Record<string, number>, framesIn: 0 }
+  private readonly sends = new SendStats()
 
   constructor (private readonly components: TreecastComponents, private readonly init: TreecastInit = {}) {
     super()
@@ -320,7 +322,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   connectedPeers (): string[] { return this.links.connectedPeers() }
   /** Counters: core rejections, link statistics. */
   counters (): Record<string, unknown> {
-    return { core: this.core().stats, rejected: this.stats.rejected, sent: this.stats.sentByType, links: this.links.stats, bulk: this.links.bulkStats }
+    return { core: this.core().stats, rejected: this.stats.rejected, sent: this.sends.byType, fallbackSends: this.sends.fallbackSends, bytesByMode: this.sends.bytesByMode, links: this.links.stats, bulk: this.links.bulkStats }
   }
   /** True while this peer still probes after a membership change. */
   get probing (): boolean { return this.core().isProbing }
@@ -370,7 +372,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
       switch (o.type) {
         case 'send':
           this.measurements?.sent(now, o.to, o.message)
-          this.stats.sentByType[o.message.t] = (this.stats.sentByType[o.message.t] ?? 0) + 1
+          this.sends.record(o.to, o.message)
           this.links.send(o.to, o.message, upstream)
           break
         case 'deliver': {

@@ -213,6 +213,8 @@ describe('treecast daemon (5 processes, HTTP API)', () => {
     const metrics = await d0.api().metrics()
     expect(metrics).toMatch(/treecast_broadcasts_total\{role="root"\} 1/)
     expect(metrics).toMatch(/treecast_probes_total \d+/)
+    expect(metrics).toMatch(/treecast_payload_bytes_sent_total\{tree="(lat|bw)"\} [1-9]\d*/)
+    expect(metrics).toMatch(/# TYPE treecast_fallback_sends_total counter/)
   })
 
   it('a broadcast survives a SIGTERM (graceful leave) and a SIGKILL (crash) mid-transfer', async () => {

@@ -10,6 +10,8 @@ interface Counters {
   core?: { probes?: number, messagesOut?: number, rejected?: Record<string, number> }
   rejected?: Record<string, number>
   sent?: Record<string, number>
+  fallbackSends?: Record<string, number>
+  bytesByMode?: Record<string, number>
   links?: { bytesSent?: number, dials?: number, dialFailures?: number, pruned?: number, heartbeatsMissed?: number, queueOverflows?: number, stalls?: number }
   bulk?: { opened?: number, pauses?: number, retries?: number }
 }
@@ -55,6 +57,17 @@ export class DaemonMetrics {
         for (const [type, n] of Object.entries(c?.sent ?? {})) setCounter(this, n, { type })
       }
     })
+    const byLabel = (name: string, help: string, label: string, f: (c: Counters | undefined) => Record<string, number> | undefined): void => {
+      new Counter({
+        name, help, labelNames: [label], registers,
+        collect () {
+          this.reset()
+          for (const [k, n] of Object.entries(f(read()) ?? {})) setCounter(this, n, { [label]: k })
+        }
+      })
+    }
+    byLabel('treecast_fallback_sends_total', 'Streams this peer opened point-to-point outside the trees (003 rule III), by mode', 'mode', (c) => c?.fallbackSends)
+    byLabel('treecast_payload_bytes_sent_total', 'Payload bytes sent in chunks, by tree (lat, bw) or mode (direct, ...)', 'tree', (c) => c?.bytesByMode)
     new Counter({
       name: 'treecast_rejected_frames_total', help: 'Remote input rejected, by reason (core and transport)', labelNames: ['reason'], registers,
       collect () {
