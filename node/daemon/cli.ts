@@ -13,6 +13,7 @@ import { generateKey } from '@libp2p/pnet'
 import { ApiError, TreecastClient } from './client.ts'
 import { ConfigError, readConfigFile, resolveConfig } from './config.ts'
 import { runDaemon } from './daemon.ts'
+import { formatOwned, formatPeers, formatStatus, formatTrees } from './format.ts'
 import { createLogger } from './log.ts'
 import { readApiInfo } from './state.ts'
 
@@ -127,15 +128,21 @@ A bad value exits with code 2 and names the field. libp2p's own debug logs: DEBU
       await runDaemon(cfg, log)
     })
 
+  const view = <T>(o: ClientFlags, get: (c: TreecastClient) => Promise<T>, text: (v: T) => string): Promise<void> =>
+    client(o, async (c) => { const v = await get(c); if (o.json === true) print(v); else process.stdout.write(text(v)) })
   clientCommand(program, 'status', 'This peer: id, state, owned virtual nodes, members, connections')
-    .action(async (o: ClientFlags) => { await client(o, async (c) => { print(await c.status()) }) })
+    .option('--json', 'the API\'s JSON instead of text')
+    .action(async (o: ClientFlags) => { await view(o, async (c) => await c.status(), formatStatus) })
   clientCommand(program, 'peers', 'Members with measured RTT and bandwidth, and whether connected')
-    .action(async (o: ClientFlags) => { await client(o, async (c) => { print(await c.peers()) }) })
+    .option('--json', 'the API\'s JSON instead of a table')
+    .action(async (o: ClientFlags) => { await view(o, async (c) => await c.peers(), formatPeers) })
   clientCommand(program, 'trees', 'This peer\'s parent and children in every tree (or one root\'s)')
     .option('--root <id>', 'only the trees rooted at this overlay id')
-    .action(async (o: ClientFlags & { root?: string }) => { await client(o, async (c) => { print(await c.trees(o.root)) }) })
+    .option('--json', 'the API\'s JSON instead of a table')
+    .action(async (o: ClientFlags & { root?: string }) => { await view(o, async (c) => await c.trees(o.root), formatTrees) })
   clientCommand(program, 'owned', 'The virtual nodes this peer owns')
-    .action(async (o: ClientFlags) => { await client(o, async (c) => { print(await c.owned()) }) })
+    .option('--json', 'the API\'s JSON instead of text')
+    .action(async (o: ClientFlags) => { await view(o, async (c) => await c.owned(), formatOwned) })
   clientCommand(program, 'broadcast', 'Broadcast a payload (a file, or stdin) to every virtual node')
     .option('-f, --file <file>', 'the payload (default: stdin)')
     .addOption(new Option('--tree <kind>', 'lat, bw, or auto (by size)').choices(['lat', 'bw', 'auto']))
@@ -168,6 +175,18 @@ A bad value exits with code 2 and names the field. libp2p's own debug logs: DEBU
   program.command('key').description('Key utilities')
     .command('generate-psk').description('Print a new private-network swarm key (use with --psk)')
     .action(() => { generateKey(process.stdout) })
+
+  program.command('experiment')
+    .description('Run an experiment (the arguments of experiments/experiment.ts; try `treecast experiment -- --help`)')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .argument('[args...]', 'experiment name and options, passed on')
+    .action(async (args: string[]) => {
+      const exp = fileURLToPath(new URL('../../experiments/experiment.ts', import.meta.url))
+      process.argv = [process.argv[0] as string, exp, ...args]
+      await import(exp)
+    })
 
   program.command('sim')
     .description('Run a scenario in the simulator (the arguments of experiments/sim/cli.ts; try `treecast sim -- --help`)')
