@@ -21,7 +21,7 @@ describe('daemon CLI text output', () => {
 
   it('shows each tree\'s parent, distance or estimate, and children; a root\'s estimate is unbounded', () => {
     const out = formatTrees([
-      { kind: 'bw', root: 'r', parent: null, children: ['a', 'b'], metric: null as unknown as number },
+      { kind: 'bw', root: 'r', parent: null, children: ['a', 'b'], metric: 1e15 },
       { kind: 'lat', root: 'r', parent: 'a', children: [], metric: 12.345 },
       { kind: 'bw', root: 'q', parent: 'r', children: ['c'], metric: 2_000_000_000 }
     ]).split('\n')
@@ -33,11 +33,13 @@ describe('daemon CLI text output', () => {
   it('summarizes status and owned ranges', () => {
     const s = formatStatus({
       phase: 'running', id: '/ip4/127.0.0.1/tcp/1', peerId: '12D3', state: 'member', vnodeCount: 1024,
-      owned: { ranges: [[0, 512]], size: 512, text: '0-511' }, members: 2, connected: 1, probing: false, pid: 42, uptimeMs: 3_723_000
+      owned: { ranges: [[0, 512], [600, 601]], size: 513, text: '{[0,512) [600,601)}' }, members: 2, connected: 1, probing: false, pid: 42, uptimeMs: 3_723_000
     })
-    expect(s).toMatch(/owned\s+512 of 1024 virtual nodes: 0-511/)
+    expect(s).toMatch(/owned\s+513 of 1024 virtual nodes: 0-511,600$/m)
     expect(s).toMatch(/phase\s+running \(member\)/)
+    expect(formatStatus({ phase: 'running', id: null, peerId: 'x', state: 'running', vnodeCount: 1, owned: { ranges: [], size: 0, text: '' }, members: 1, connected: 0, probing: true, pid: 1, uptimeMs: 5000 })).toMatch(/phase\s+running\n/)
     expect(s).toMatch(/uptime\s+1h 2m/)
-    expect(formatOwned({ size: 0, text: '' })).toBe('0 virtual nodes\n')
+    expect(formatOwned({ size: 0, ranges: [] })).toBe('0 virtual nodes\n')
+    expect(formatOwned({ size: 11, ranges: [[0, 10], [20, 21]] })).toBe('11 virtual nodes: 0-9,20\n')
   })
 })

@@ -4,7 +4,7 @@
  * any of them lists its options.
  */
 import '../polyfill.ts'
-import { readFileSync } from 'node:fs'
+import { createReadStream, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -54,9 +54,13 @@ async function client (flags: ClientFlags, f: (c: TreecastClient) => Promise<voi
   }
 }
 
-/** The payload: a file, or stdin streamed. */
+/** The payload: a file or stdin, streamed to the daemon (the CLI never holds it whole). */
 function payloadFrom (file: string | undefined): Uint8Array | AsyncIterable<Uint8Array> {
-  if (file !== undefined && file !== '-') return new Uint8Array(readFileSync(file))
+  if (file !== undefined && file !== '-') {
+    // Checked here so that a missing file is a usage error, not a failed upload.
+    try { statSync(file) } catch (err) { throw new ConfigError('file', `cannot read ${file}: ${(err as Error).message}`) }
+    return createReadStream(file) as AsyncIterable<Uint8Array>
+  }
   if (process.stdin.isTTY) throw new ConfigError('file', 'no --file and stdin is a terminal: pipe the payload in or pass --file')
   return process.stdin as AsyncIterable<Uint8Array>
 }

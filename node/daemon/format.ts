@@ -32,12 +32,17 @@ function duration (msTotal: number): string {
   return d > 0 ? `${d}d ${h}h ${m}m` : h > 0 ? `${h}h ${m}m` : m > 0 ? `${m}m ${s % 60}s` : `${s}s`
 }
 
+/** Half-open ranges as the CLI reads them: inclusive, comma separated ("0-99,200"). */
+function ranges (rs: ReadonlyArray<readonly [number, number]>): string {
+  return rs.map(([a, b]) => b - a === 1 ? `${a}` : `${a}-${b - 1}`).join(',')
+}
+
 export function formatStatus (s: StatusReply): string {
   const rows: Array<[string, string]> = [
     ['id', s.id ?? '-'],
     ['peer id', s.peerId],
-    ['phase', s.phase + (s.state !== null ? ` (${s.state})` : '')],
-    ['owned', `${s.owned.size} of ${s.vnodeCount} virtual nodes${s.owned.text !== '' ? `: ${s.owned.text}` : ''}`],
+    ['phase', s.phase + (s.state !== null && s.state !== s.phase ? ` (${s.state})` : '')],
+    ['owned', `${s.owned.size} of ${s.vnodeCount} virtual nodes${s.owned.size > 0 ? `: ${ranges(s.owned.ranges)}` : ''}`],
     ['members', String(s.members)],
     ['connected', String(s.connected)],
     ['probing', s.probing ? 'yes' : 'no'],
@@ -59,11 +64,11 @@ export function formatTrees (trees: readonly TreeReply[]): string {
   const sorted = [...trees].sort((a, b) => a.root.localeCompare(b.root) || a.kind.localeCompare(b.kind))
   return table(['root', 'tree', 'parent', 'dist / est', 'children'], sorted.map((t) => [
     t.root, t.kind, t.parent ?? '(root)',
-    t.kind === 'lat' ? `${ms(t.metric)} ms` : rate(t.metric as number | null, t.parent === null ? 'unbounded' : '-'),
+    t.kind === 'lat' ? `${ms(t.metric)} ms` : t.parent === null ? 'unbounded' : rate(t.metric as number | null),
     t.children.length === 0 ? '-' : `${t.children.length}: ${t.children.join(' ')}`
   ]))
 }
 
-export function formatOwned (o: { size: number, text: string }): string {
-  return `${o.size} virtual nodes${o.text !== '' ? `: ${o.text}` : ''}\n`
+export function formatOwned (o: { size: number, ranges: ReadonlyArray<readonly [number, number]> }): string {
+  return `${o.size} virtual nodes${o.size > 0 ? `: ${ranges(o.ranges)}` : ''}\n`
 }
