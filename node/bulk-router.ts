@@ -6,8 +6,8 @@
  * stream, where it pays no stream set-up round trip.
  */
 import type { Stream } from '@libp2p/interface'
-import { encodeMessage } from '../overlay/codec.ts'
 import type { ChunkMessage } from '../overlay/messages.ts'
+import { encodeChunkFrame } from './chunk-frame.ts'
 import { FrameChannel, FrameKind } from './frame-channel.ts'
 import type { ResolvedNodeConfig } from './config.ts'
 
@@ -205,7 +205,7 @@ export class BulkRouter {
     // Replaced meanwhile: the new stream sends the whole history.
     if (ch === undefined) return
     try {
-      ch.send(FrameKind.Core, () => encodeMessage(msg), bytes)
+      ch.send(FrameKind.Chunk, () => encodeChunkFrame(msg), bytes)
     } catch {
       this.retry(b)
       return

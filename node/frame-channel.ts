@@ -26,7 +26,9 @@ export const FrameKind = {
   /** A liveness beacon. */
   Heartbeat: 2,
   /** The sender closes this connection on purpose (pruning): not a crash. */
-  Bye: 3
+  Bye: 3,
+  /** A chunk message with its payload raw after a CBOR header (node/chunk-frame.ts). */
+  Chunk: 4
 } as const
 /** One of {@link FrameKind}'s values. */
 export type FrameKind = typeof FrameKind[keyof typeof FrameKind]
@@ -53,7 +55,17 @@ export interface FrameChannelHandlers {
   closed (err?: Error): void
 }
 
-interface Entry { readonly kind: number, readonly bytes: number, readonly body: Uint8Array | (() => Uint8Array) }
+/** A frame body: bytes, or parts written one after the other (no copy to join them). */
+export type FrameBody = Uint8Array | readonly Uint8Array[]
+
+interface Entry { readonly kind: number, readonly bytes: number, readonly body: FrameBody | (() => FrameBody) }
+
+function bodyLength (b: FrameBody): number {
+  if (b instanceof Uint8Array) return b.byteLength
+  let n = 0
+  for (const p of b) n += p.byteLength
+  return n
+}
 
 /** A framed, backpressured stream. */
 export class FrameChannel {
@@ -98,7 +110,7 @@ export class FrameChannel {
    * Queues a frame. `body` may be a function producing the bytes when the stream can take
    * them; `bytes` is then its (estimated) size for the queue's accounting.
    */
-  send (kind: number, body: Uint8Array | (() => Uint8Array), bytes = typeof body === 'function' ? 0 : body.byteLength): void {
+  send (kind: number, body: FrameBody | (() => FrameBody), bytes = typeof body === 'function' ? 0 : bodyLength(body)): void {
     if (this.isClosed) throw new ChannelClosedError('the stream is closed')
     if (this.queued + bytes > this.init.maxQueuedBytes && this.queued > 0) {
       throw new QueueFullError(`send queue holds ${this.queued} bytes, limit ${this.init.maxQueuedBytes}`)
@@ -180,10 +192,12 @@ export class FrameChannel {
         this.writtenCount++
         this.queued -= e.bytes
         const body = typeof e.body === 'function' ? e.body() : e.body
-        const prefix = new Uint8Array(varint.encodingLength(body.byteLength + 1) + 1)
-        varint.encode(body.byteLength + 1, prefix)
+        const length = bodyLength(body)
+        const prefix = new Uint8Array(varint.encodingLength(length + 1) + 1)
+        varint.encode(length + 1, prefix)
         prefix[prefix.length - 1] = e.kind
-        batch.append(prefix, body)
+        if (body instanceof Uint8Array) batch.append(prefix, body)
+        else batch.append(prefix, ...body)
       }
       let ok: boolean
       try {

@@ -18,15 +18,16 @@ import type { Uint8ArrayList } from 'uint8arraylist'
 import { decodeMessage, encodeMessage, type CodecLimits } from '../overlay/codec.ts'
 import type { ChunkMessage, Message } from '../overlay/messages.ts'
 import { WireError } from '../overlay/wire-errors.ts'
+import { decodeChunkFrame, encodeChunkFrame } from './chunk-frame.ts'
 import { FrameChannel, FrameKind, type FrameChannelInit } from './frame-channel.ts'
 import { decodeHello, encodeHello, peerIdPart, type Hello } from './hello.ts'
 import { BulkRouter } from './bulk-router.ts'
 import type { ResolvedNodeConfig } from './config.ts'
 
 /** Protocol of the per-neighbour control stream. */
-export const CONTROL_PROTOCOL = '/treecast/overlay/1.0.0'
+export const CONTROL_PROTOCOL = '/treecast/overlay/1.1.0'
 /** Protocol of a per-transfer bulk stream. */
-export const BULK_PROTOCOL = '/treecast/bulk/1.0.0'
+export const BULK_PROTOCOL = '/treecast/bulk/1.1.0'
 
 /** What the link manager needs from the node around it. */
 export interface LinksHost {
@@ -173,7 +174,8 @@ export class Links {
 
   private write (p: Peer, ch: FrameChannel, msg: Message): void {
     try {
-      ch.send(FrameKind.Core, encodeMessage(msg))
+      if (msg.t === 'chunk') ch.send(FrameKind.Chunk, encodeChunkFrame(msg))
+      else ch.send(FrameKind.Core, encodeMessage(msg))
     } catch {
       // The remote does not read (queue at its limit) or the stream just closed.
       this.stats.queueOverflows++
@@ -285,10 +287,11 @@ export class Links {
 
   private onFrame (from: string, kind: number, body: Uint8ArrayList, bulk: FrameChannel | undefined): void {
     switch (kind) {
-      case FrameKind.Core: {
+      case FrameKind.Core:
+      case FrameKind.Chunk: {
         let msg: Message
         try {
-          msg = decodeMessage(body.subarray(), this.codecLimits)
+          msg = kind === FrameKind.Chunk ? decodeChunkFrame(body, this.codecLimits) : decodeMessage(body.subarray(), this.codecLimits)
         } catch (err) {
           this.host.reject(err instanceof WireError ? `wire-${err.reason}` : 'wire-malformed')
           return
