@@ -31,7 +31,24 @@ export interface BaselineInit {
    * @default 8
    */
   elementBytes?: number
+  /**
+   * How the topology-unaware MPICH-like baseline numbers its ranks (it cannot see the
+   * clusters, so rank order is whatever the launcher gave): 'shuffled' (a random
+   * permutation drawn from `seed`), 'round-robin' (rank r on cluster r mod k, like a host
+   * list that cycles over the sites) or 'cluster' (peer order, cluster by cluster: the
+   * luckiest case, where a binomial tree crosses few wide-area links).
+   * @default 'shuffled'
+   */
+  mpichRankOrder?: MpichRankOrder
+  /**
+   * Seed of the random choices (only the 'shuffled' MPICH rank order draws any).
+   * @default 1
+   */
+  seed?: number
 }
+
+/** See {@link BaselineInit.mpichRankOrder}. */
+export type MpichRankOrder = 'shuffled' | 'round-robin' | 'cluster'
 
 /** The outcome of one collective run by a baseline on the modelled network. */
 export interface CollectiveResult {
@@ -46,6 +63,11 @@ export interface CollectiveResult {
   bytes: number
   /** Bytes that crossed wide-area links. */
   wanBytes: number
+  /**
+   * Bytes sent from cluster `from` to cluster `to`, headers included, as
+   * `bytesFromTo[from][to]` (the diagonal is the traffic inside a cluster).
+   */
+  bytesFromTo?: number[][]
   /** What the algorithm chose, for the experiment's output (algorithm, segment size, tree shape...). */
   params: Record<string, string | number | boolean>
 }
