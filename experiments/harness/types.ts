@@ -13,6 +13,8 @@ export interface ExperimentContext {
   readonly seed: number
   /** Directory the outputs go to (created by the harness). */
   readonly outDir: string
+  /** Largest peer count to run, for experiments that sweep sizes (`scale`); larger sizes are reported as not run. */
+  readonly maxPeers?: number
   /** Progress bar: `total` steps of work. */
   progress(total: number, label: string): ProgressBar
   /** A line of narrative (goes above the progress bar, and to stderr when not a TTY). */

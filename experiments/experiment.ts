@@ -1,0 +1,80 @@
+/**
+ * `npm run experiment -- <name> [--quick] [--seed N] [--out DIR]`: runs one experiment of
+ * issue 5 (experiments/harness/registry.ts), shows its progress, writes
+ * `<out>/<name>.json`, `<name>.md` and SVG plots, and prints its tables.
+ *
+ * Exit codes: 0 done, 1 the experiment threw, 2 unknown experiment or bad option.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import { EXPERIMENTS, findExperiment } from './harness/registry.ts'
+import { runExperiment } from './harness/run.ts'
+
+const USAGE_ERROR = 2
+const DEFAULT_OUT_DIR = 'out/experiments'
+const DEFAULT_SEED = 1
+
+function listing (): string {
+  const width = Math.max(...EXPERIMENTS.map((e) => e.name.length))
+  return EXPERIMENTS.map((e) => `  ${e.name.padEnd(width)}  ${e.description}`).join('\n')
+}
+
+function nonNegativeInt (flag: string) {
+  return (value: string): number => {
+    const n = Number(value)
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`${flag} must be a non-negative integer, got '${value}'`)
+    return n
+  }
+}
+
+interface Opts { quick?: boolean, seed: number, out: string, maxPeers?: number, list?: boolean }
+
+const program = new Command()
+  .name('npm run experiment --')
+  .description('Runs one experiment of issue 5 on the simulator (or on real peers for gossipsub-compare).')
+  .argument('[name]', 'the experiment to run (see the list below)')
+  .option('--quick', 'reduced size (what the test suite runs)')
+  .addOption(new Option('--seed <n>', 'seed of every random choice').argParser(nonNegativeInt('--seed')).default(DEFAULT_SEED))
+  .option('--out <dir>', 'output directory', DEFAULT_OUT_DIR)
+  .addOption(new Option('--max-peers <n>', 'largest peer count for size sweeps (scale); larger sizes are reported as not run').argParser(nonNegativeInt('--max-peers')))
+  .option('--list', 'list the experiments and exit')
+  .addHelpText('after', `\nExperiments:\n${listing()}\n`)
+  .exitOverride()
+  .showHelpAfterError(false)
+
+async function main (): Promise<number> {
+  try {
+    program.parse()
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : USAGE_ERROR
+    throw err
+  }
+  const opts = program.opts<Opts>()
+  const name = program.args[0]
+  if (opts.list === true) {
+    console.log(listing())
+    return 0
+  }
+  if (name === undefined) {
+    console.error(`error: name an experiment\n\n${program.helpInformation()}\nExperiments:\n${listing()}`)
+    return USAGE_ERROR
+  }
+  const exp = findExperiment(name)
+  if (exp === undefined) {
+    console.error(`error: unknown experiment '${name}'; the experiments are:\n${listing()}`)
+    return USAGE_ERROR
+  }
+  try {
+    await runExperiment(exp, {
+      quick: opts.quick === true,
+      seed: opts.seed,
+      outDir: opts.out,
+      ...(opts.maxPeers !== undefined ? { maxPeers: opts.maxPeers } : {})
+    })
+    return 0
+  } catch (err) {
+    console.error(`experiment ${name} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`)
+    return 1
+  }
+}
+
+process.exitCode = await main()
