@@ -39,6 +39,9 @@ export const ORPHAN_VERSION_STEP = 1
 /** Joiners a contact passes new facts on to at most (the most recent ones). */
 export const MAX_RECENT_JOINERS = 256
 
+/** Orphan records remembered per assignee (rememberOrphan); older ones are forgotten. */
+export const MAX_ORPHAN_RECORDS = 64
+
 /** Messages a joining peer keeps while it waits for its contact's snapshot. */
 export const MAX_PRE_JOIN_MESSAGES = 4096
 
@@ -103,6 +106,10 @@ export class TreecastCore {
   private readonly recentJoiners = new Map<PeerId, number>()
   /** When each dead peer that spoke was last told it is dead (bounded like recentJoiners). */
   private readonly deadNotices = new Map<PeerId, number>()
+  /** Orphan records this view assigned to other peers, by assignee (see rememberOrphan). */
+  private readonly orphansTo = new Map<PeerId, OwnershipRecord[]>()
+  /** Peers that left gracefully and whose connection has closed since (they forward nothing any more). */
+  private readonly departed = new Set<PeerId>()
   /** Peers whose connection closed, with their incarnation, until the grace period ends. */
   private readonly suspects = new Map<PeerId, number>()
   /** Messages that arrived while joining, before the contact's snapshot. */
@@ -128,6 +135,7 @@ export class TreecastCore {
       get view () { return viewOf() },
       owned: () => this.owned,
       isAlive: (p) => this.members.isAlive(p),
+      reachable: (p) => this.members.isAlive(p) || (this.members.statusOf(p) === 'left' && !this.departed.has(p)),
       tree: (kind, root) => this.trees.get(kind, root),
       send: (to, m) => this.send(to, m),
       deliver: (t, v) => this.deliver(t, v),
@@ -372,11 +380,15 @@ export class TreecastCore {
     const status = this.members.statusOf(peer)
     if (status === 'alive') this.declareDead(peer)
     else if (status === 'left') {
+      this.departed.add(peer)
+      // A hand-off sent to it after it left is lost with it (its ranges are re-homed below).
+      if (this.handoffsUnacked.delete(peer)) this.checkLeft(false)
+      // Anything still recorded as the leaver's (a hand-off that reached it after it left)
+      // would have no owner: the successor rule takes it, as after a crash. Before the
+      // streams re-route what the leaver had not acknowledged, so they route it there.
+      this.takeOver(peer, ORPHAN_VERSION_STEP)
       this.streams.peerGone(peer)
       this.trees.peerGone(peer)
-      // Anything still recorded as the leaver's (a hand-off that reached it after it left)
-      // would have no owner: the successor rule takes it, as after a crash.
-      this.takeOver(peer, ORPHAN_VERSION_STEP)
     }
   }
 
@@ -523,11 +535,15 @@ export class TreecastCore {
     }
     this.out.push({ type: 'member', peer: c.peer, status: c.after })
     if (c.after === 'alive') {
+      this.departed.delete(c.peer)
+      this.orphansTo.delete(c.peer)
       this.trees.ensureRoot(c.peer)
       if (this.stateValue === 'running') this.triggerProbing(this.now)
       return
     }
     this.trees.removeRoot(c.peer)
+    if (c.after === 'left') this.rehomeOrphansOf(c.peer)
+    else this.orphansTo.delete(c.peer)
     // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed
     // by the successor rule (applyRecord), so a leaver need not wait for it.
     if (this.handoffsUnacked.delete(c.peer)) this.checkLeft(false)
@@ -544,18 +560,52 @@ export class TreecastCore {
    * when views agree. `step` is CLAIM_VERSION_STEP after a crash, ORPHAN_VERSION_STEP when
    * a record names a peer already gone (see the constants).
    */
-  private takeOver (dead: PeerId, step: number): void {
-    const ranges = this.view.rangesOf(dead)
+  private takeOver (dead: PeerId, step: number, only?: IntervalSet): void {
+    const ranges = only ?? this.view.rangesOf(dead)
     if (ranges.isEmpty) return
     const succ = successorOf(dead, this.members.alive())
     if (succ === undefined) return
     const record: OwnershipRecord = { ranges, owner: succ, version: this.view.maxVersionIn(ranges) + step, ownerIncarnation: this.members.incarnationOf(succ) }
     this.view.apply(record)
+    if (succ !== this.self && step === ORPHAN_VERSION_STEP) this.rememberOrphan(succ, record)
     if (succ === this.self) {
       this.setOwned(this.owned.union(ranges), 'takeover')
       // Every survivor computes the same record, unless views differ (concurrent restarts):
       // the new owner states its claim, so that differing views converge.
       this.fanout({ t: 'facts', vnodeCount: this.vnodes, members: [], records: [record], welcome: false })
+    }
+  }
+
+  /**
+   * An orphan re-homed (successor rule) to another peer: nobody tells that peer, which
+   * claims nothing. Views that disagree on who is alive pick different successors, and
+   * the one this view picked may be leaving already (its departure was not known here
+   * yet). Remembered so that when it turns out to be gone the orphan is re-homed again.
+   */
+  private rememberOrphan (succ: PeerId, record: OwnershipRecord): void {
+    let list = this.orphansTo.get(succ)
+    if (list === undefined) { list = []; this.orphansTo.set(succ, list) }
+    list.push(record)
+    if (list.length > MAX_ORPHAN_RECORDS) list.shift()
+  }
+
+  /**
+   * `peer` left: orphans this view re-homed to it and that nothing has claimed since
+   * (the record is still exactly ours) would never be claimed. A leaving peer never takes
+   * an orphan over (its own view has it gone already) and forwards what it is sent for it
+   * back along its view, so without this, data for these virtual nodes would bounce
+   * between it and the peers whose view names it until it disconnects (the leave timeout,
+   * when it waits for that very data). Re-homed by the successor rule among the members
+   * alive now; claims by the actual owners (hand-offs, crash take-overs) beat it.
+   */
+  private rehomeOrphansOf (peer: PeerId): void {
+    const list = this.orphansTo.get(peer)
+    if (list === undefined) return
+    this.orphansTo.delete(peer)
+    for (const rec of list) {
+      const still = this.view.partition(rec.ranges).get(peer)
+      if (still === undefined || still.isEmpty || this.view.maxVersionIn(still) !== rec.version) continue
+      this.takeOver(peer, ORPHAN_VERSION_STEP, still)
     }
   }
 
@@ -602,10 +652,14 @@ export class TreecastCore {
       if (!part.isEmpty) this.streams.delivered.set(d.streamId, this.streams.delivered.get(d.streamId).union(part))
     }
     this.send(from, { t: 'handoff-ack', version: msg.record.version, ranges: msg.record.ranges })
-    if (this.stateValue === 'leaving' && !gained.isEmpty && this.leaveTarget !== undefined) {
-      this.setOwned(this.owned.union(gained), 'handoff-in')
-      this.handoffTo(this.leaveTarget, gained)
-      return
+    if (this.stateValue === 'leaving' && !gained.isEmpty) {
+      // Passed on at once, to a successor alive now: the first one may have left since.
+      if (this.leaveTarget === undefined || !this.members.isAlive(this.leaveTarget)) this.leaveTarget = successorOf(this.self, this.members.alive())
+      if (this.leaveTarget !== undefined) {
+        this.setOwned(this.owned.union(gained), 'handoff-in')
+        this.handoffTo(this.leaveTarget, gained)
+        return
+      }
     }
     if (!gained.isEmpty) this.setOwned(this.owned.union(gained), 'handoff-in')
   }

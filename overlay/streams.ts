@@ -67,6 +67,15 @@ export interface StreamHost {
   readonly view: OwnershipMap
   owned (): IntervalSet
   isAlive (peer: PeerId): boolean
+  /**
+   * Whether point-to-point data for a virtual node this peer's view assigns to `peer` can
+   * be sent there: `peer` is alive, or it is leaving gracefully and still connected. A
+   * leaving peer forwards what it no longer owns along its own hand-off (the peer it gave
+   * the virtual nodes to), so a part need not wait for the hand-off record to arrive here;
+   * leaving peers never receive the records of later hand-offs at all (facts go to alive
+   * members only), so parts they parked for a leaving owner waited for a leave timeout.
+   */
+  reachable (peer: PeerId): boolean
   tree (kind: TreeKind, root: PeerId): TreeState | undefined
   send (to: PeerId, msg: Message): void
   deliver (t: Transfer, vnodes: IntervalSet): void
@@ -271,7 +280,7 @@ export class Streams {
         this.host.wantPark()
       } else {
         for (const [owner, part] of this.host.view.partition(rest)) {
-          if (owner === this.host.self || !this.host.isAlive(owner)) {
+          if (owner === this.host.self || !this.host.reachable(owner)) {
             inc.wait = inc.wait.union(part)
             this.host.wantPark()
             continue

@@ -320,3 +320,56 @@ describe('a peer declared dead that reconnects', () => {
     expect(told).toHaveLength(1)
   })
 })
+
+describe('many peers leaving at once', () => {
+  const left = (peer: string) => ({ t: 'facts' as const, vnodeCount: 8, members: [{ peer, incarnation: 0, status: 'left' as const }], records: [], welcome: false })
+  const sends = (outs: Array<{ type: string }>, t: string): Array<{ to: string, message: { t: string } }> =>
+    outs.filter((o) => o.type === 'send' && (o as unknown as { message: { t: string } }).message.t === t) as unknown as Array<{ to: string, message: { t: string } }>
+
+  it('a leaver sends data for a leaving owner to it, then re-routes when its connection closes; hand-offs go to a live successor', async () => {
+    const { TreecastCore } = await import('../overlay/core.ts')
+    const b = new TreecastCore({ self: 'b', random: () => 0.5 })
+    b.bootstrap(0, 8, ['a', 'b', 'c', 'd'])
+    expect(b.ownedSet.toString()).toBe('{[2,4)}')
+    // A two-chunk broadcast reaches b, for b's own virtual nodes: b holds it while it leaves.
+    b.handle(1, 'a', { t: 'chunk', stream: 1, index: 0, data: new Uint8Array(1), open: { id: 'a/0.1', origin: 'a', mode: 'lat', header: IntervalSet.range(2, 4), chunkCount: 2, totalBytes: 2, fallback: false, hops: 1 } })
+    b.takeOutputs()
+    b.leave(2)
+    let out = b.takeOutputs()
+    expect(sends(out, 'handoff').map((o) => o.to)).toEqual(['c'])
+    expect(sends(out, 'chunk').map((o) => o.to)).toEqual(['c'])
+    // c leaves too: b's view still names it (no later record reaches a leaver), and the
+    // rest of the broadcast is sent there rather than parked.
+    b.handle(3, 'c', left('c'))
+    b.handle(4, 'a', { t: 'chunk', stream: 1, index: 1, data: new Uint8Array(1) })
+    out = b.takeOutputs()
+    expect(sends(out, 'chunk').map((o) => o.to)).toEqual(['c'])
+    expect(b.state).toBe('leaving')
+    // Ranges handed to b now go to a successor alive now (d), not to c.
+    b.handle(5, 'a', { t: 'handoff', record: { ranges: IntervalSet.range(0, 2), owner: 'b', version: 1000, ownerIncarnation: 0 }, delivered: [] })
+    out = b.takeOutputs()
+    expect(sends(out, 'handoff').map((o) => o.to)).toEqual(['d'])
+    // c's connection closes without an acknowledgement: what b sent it goes to c's successor.
+    b.peerDown(6, 'c')
+    out = b.takeOutputs()
+    expect(sends(out, 'chunk').map((o) => o.to)).toEqual(['d', 'd'])
+    expect(b.view.ownerOf(2)).toBe('d')
+  })
+
+  it('an orphan re-homed to a peer that turns out to be leaving is re-homed again', async () => {
+    const { TreecastCore } = await import('../overlay/core.ts')
+    const a = new TreecastCore({ self: 'a', random: () => 0.5 })
+    a.bootstrap(0, 6, ['a', 'b', 'c'])
+    // b left and is gone with [2,4) still recorded as its own here (its hand-off record was
+    // lost): the successor rule gives it to c, which is not told.
+    a.handle(1, 'b', { ...left('b'), vnodeCount: 6 })
+    a.peerDown(2, 'b')
+    expect(a.view.ownerOf(2)).toBe('c')
+    // c turns out to be leaving: it would never claim [2,4). a re-homes it, to itself here.
+    a.handle(3, 'c', { ...left('c'), vnodeCount: 6 })
+    expect(a.view.ownerOf(2)).toBe('a')
+    expect(a.ownedSet.toString()).toBe('{[0,4)}')
+    // c's own ranges are c's to hand over: untouched.
+    expect(a.view.ownerOf(4)).toBe('c')
+  })
+})

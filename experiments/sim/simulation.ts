@@ -40,6 +40,8 @@ interface SimPeer {
   contacts: Set<number>
   lastOwned: IntervalSet
   incarnation: number
+  /** Senders told that this peer, gone, refused their message (see `refuse`). */
+  refused: Set<number>
 }
 
 
@@ -83,7 +85,7 @@ export class Simulation {
     this.net = new Network(this.topology, (t, fn) => this.queue.push(t, { k: 'net', fn }))
     for (let i = 0; i < this.topology.peerCount; i++) {
       const name = peerName(i)
-      this.peers.push({ index: i, name, core: null, status: 'off', timerAt: Infinity, connectedTrees: 0, knownAlive: 0, counted: false, probing: false, contacts: new Set(), lastOwned: IntervalSet.EMPTY, rejoinWant: IntervalSet.EMPTY, incarnation: 0 })
+      this.peers.push({ index: i, name, core: null, status: 'off', timerAt: Infinity, connectedTrees: 0, knownAlive: 0, counted: false, probing: false, contacts: new Set(), lastOwned: IntervalSet.EMPTY, rejoinWant: IntervalSet.EMPTY, incarnation: 0, refused: new Set() })
       this.byName.set(name, i)
     }
     this.initial = scenario.initialPeers ?? this.topology.peerCount
@@ -156,6 +158,7 @@ export class Simulation {
       config: this.scenario.core ?? {}
     })
     p.status = joining ? 'joining' : 'running'
+    p.refused.clear()
     this.running++
     p.lastOwned = IntervalSet.EMPTY
     init(p.core)
@@ -264,13 +267,30 @@ export class Simulation {
     let delivered: Message = msg
     if (this.scenario.wireCheck === true) delivered = decodeMessage(encodeMessage(msg))
     const size = wireSize(msg)
+    const incarnation = this.peers[to]?.incarnation ?? 0
     this.net.send(this.now, p.index, to, size, () => {
       const q = this.peers[to]
-      if (q?.core == null) return
+      if (q?.core == null) {
+        if (q !== undefined) this.refuse(q, p, incarnation)
+        return
+      }
       q.contacts.add(p.index)
       q.core.handle(this.now, p.name, delivered)
       this.after(q)
     })
+  }
+
+  /**
+   * A message reached a peer that has left: like a real dial to a stopped node, the sender
+   * learns the connection is gone (once per sender and incarnation), so it re-routes what
+   * it sent there. Peers that were in contact when it left were told then (`gone`).
+   * Crashed peers stay silent: their contacts notice after crashDetectionMs, others by
+   * their own liveness checks.
+   */
+  private refuse (q: SimPeer, sender: SimPeer, incarnation: number): void {
+    if (q.status !== 'left' || q.incarnation !== incarnation || q.refused.has(sender.index)) return
+    q.refused.add(sender.index)
+    this.net.send(this.now, q.index, sender.index, 0, () => this.queue.push(this.now, { k: 'down', peer: sender.index, gone: q.index, incarnation }))
   }
 
   /** Attributes stream traffic to its broadcast. */
