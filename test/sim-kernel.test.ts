@@ -30,8 +30,8 @@ function makeSim(init: TopologyInit) {
     arrivals,
     now: () => nowMs,
     at(timeMs: number, fn: () => void) { schedule(timeMs, fn) },
-    send(timeMs: number, from: number, to: number, size: number, id: string) {
-      schedule(timeMs, () => net.send(nowMs, from, to, size, () => arrivals.push({ id, timeMs: nowMs })))
+    send(timeMs: number, from: number, to: number, size: number, id: string, lane = 0) {
+      schedule(timeMs, () => net.send(nowMs, from, to, size, () => arrivals.push({ id, timeMs: nowMs }), lane))
     },
     run() {
       for (let e = queue.pop(); e !== undefined; e = queue.pop()) {
@@ -256,6 +256,18 @@ describe('resolveTopology', () => {
 })
 
 describe('Network', () => {
+  it('keeps each lane of a pair in order, but a small message does not wait for another lane\'s bulk', () => {
+    const sim = makeSim(TWO_CLUSTERS)
+    sim.send(0, 0, 3, 10 * MB, 'bulk1', 1)
+    sim.send(0.001, 0, 3, 100, 'ping0', 0)
+    sim.send(0.002, 0, 3, 100, 'small1', 1)
+    sim.run()
+    const bulkMs = sim.arrival('bulk1')
+    expect(sim.arrival('ping0'), 'the control lane overtakes the queued bulk').toBeLessThan(10)
+    expect(sim.arrival('small1'), 'the bulk lane stays in order').toBeGreaterThanOrEqual(bulkMs)
+    expect(() => sim.net.send(0, 0, 3, 1, () => {}, 16)).toThrow(RangeError)
+  })
+
   it('delivers one intra-cluster message after propagation, uplink, downlink and CPU', () => {
     const sim = makeSim(TWO_CLUSTERS)
     sim.send(10, 0, 1, MB, 'm')

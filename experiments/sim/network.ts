@@ -19,7 +19,10 @@
  * per-message cost; a loopback message (`a === b`) is delivered `perMessageCostMs` after
  * the send and touches no link, CPU queue or statistic.
  *
- * Why messages between one pair of peers are never reordered. Take m1 sent from `a` to
+ * Lanes. Each pair has ordered lanes (like the streams of one connection): bulk messages
+ * of every lane go through the FIFO stages below in send order, and a small message (see
+ * `sendSmall`) waits only for the earlier bulk messages of its own lane, so it may
+ * overtake another lane's. Why messages of one lane are never reordered: take m1 sent from `a` to
  * `b` before m2 (both not loopback). (1) `uplinkFree[a]` never decreases and is set to m1's
  * departure, so m2 departs no earlier than m1. (2) Cross-cluster, both WAN-entry events are
  * scheduled at those departures; the driver's queue pops ties in scheduling order, and m1's
@@ -116,10 +119,12 @@ export class Network {
 
   /**
    * Sends `sizeBytes` from peer `from` to peer `to` at virtual time `nowMs`; `onArrive` is
-   * scheduled for when `to` has received and processed it. Throws a `RangeError` on a peer
+   * scheduled for when `to` has received and processed it. `lane` (a small integer, default
+   * 0) names an ordered lane of the pair: messages of one lane are never reordered, those of
+   * different lanes may be (like two streams of one connection). Throws a `RangeError` on a peer
    * outside the topology, a non-finite `nowMs` or a size that is not a finite number >= 0.
    */
-  send(nowMs: number, from: number, to: number, sizeBytes: number, onArrive: () => void): void {
+  send(nowMs: number, from: number, to: number, sizeBytes: number, onArrive: () => void, lane = 0): void {
     const n = this.topology.peerCount
     if (!Number.isInteger(from) || from < 0 || from >= n) throw new RangeError(`send: from must be a peer in 0..${n - 1}, got ${from}`)
     if (!Number.isInteger(to) || to < 0 || to >= n) throw new RangeError(`send: to must be a peer in 0..${n - 1}, got ${to}`)
@@ -136,10 +141,10 @@ export class Network {
     this.bytes += sizeBytes
     this.pairBytes[pair] = (this.pairBytes[pair] as number) + sizeBytes
     if (this.topology.smallMessageBytes > 0 && sizeBytes <= this.topology.smallMessageBytes) {
-      this.sendSmall(nowMs, from, to, sizeBytes, ca !== cb, onArrive)
+      this.sendSmall(nowMs, from, to, sizeBytes, ca !== cb, onArrive, lane)
       return
     }
-    const order = this.pairOrder(from, to)
+    const order = this.pairOrder(from, to, lane)
     const seq = order.nextSeq++
     order.bulk.push(seq)
     const resolve = (doneMs: number): void => this.bulkResolved(order, seq, doneMs)
@@ -195,13 +200,13 @@ export class Network {
    * measurable capacity. It is never delivered before an earlier message of the same pair:
    * it waits until every earlier bulk message of the pair has its delivery time.
    */
-  private sendSmall(nowMs: number, from: number, to: number, sizeBytes: number, wan: boolean, onArrive: () => void): void {
+  private sendSmall(nowMs: number, from: number, to: number, sizeBytes: number, wan: boolean, onArrive: () => void, lane: number): void {
     const t = this.topology
     const pair = (this.clusterIndex[from] as number) * this.k + (this.clusterIndex[to] as number)
     if (wan) this.wanBytes += sizeBytes
     let fastMs = nowMs + 2 * sizeBytes * MS_PER_SEC / t.peerLinkBytesPerSec + (this.oneWayMs[pair] as number) + t.perMessageCostMs + sizeBytes * t.perByteCostMs
     if (wan) fastMs += sizeBytes * MS_PER_SEC / (this.wanBytesPerSec[pair] as number)
-    const order = this.pairOrder(from, to)
+    const order = this.pairOrder(from, to, lane)
     const seq = order.nextSeq++
     if (order.bulk.length === 0) {
       const at = Math.max(fastMs, order.lastMs)
@@ -225,8 +230,9 @@ export class Network {
     }
   }
 
-  private pairOrder(from: number, to: number): PairOrder {
-    const key = from * this.topology.peerCount + to
+  private pairOrder(from: number, to: number, lane: number): PairOrder {
+    if (!Number.isInteger(lane) || lane < 0 || lane > 15) throw new RangeError(`send: lane must be an integer in 0..15, got ${lane}`)
+    const key = (from * this.topology.peerCount + to) * 16 + lane
     let o = this.pairs.get(key)
     if (o === undefined) {
       o = { nextSeq: 0, bulk: [], waiting: [], lastMs: 0 }
@@ -238,5 +244,5 @@ export class Network {
 
 interface SmallWaiting { seq: number, fastMs: number, onArrive: () => void }
 
-/** Ordering state of one directed pair: bulk messages whose delivery time is not known yet, smalls waiting for them. */
+/** Ordering state of one lane of one directed pair: bulk messages whose delivery time is not known yet, smalls waiting for them. */
 interface PairOrder { nextSeq: number, bulk: number[], waiting: SmallWaiting[], lastMs: number }

@@ -15,6 +15,7 @@ import { Checker } from './checker.ts'
 import { contribute } from './ground-truth.ts'
 import type { Action, PeerSelector, Scenario } from './scenario.ts'
 import { buildReport, type BcastTrack, type RedTrack, type RepairReport, type SimReport } from './report.ts'
+import { StreamLanes } from './lanes.ts'
 import { groundTruth, treeShape, type TreeShape } from './analysis.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
 
@@ -64,6 +65,7 @@ export class Simulation {
   private readonly bcasts = new Map<string, BcastTrack>()
   private readonly reds = new Map<string, RedTrack>()
   private readonly streamIds = new Map<string, string>()
+  private readonly lanes = new StreamLanes()
   private sumConnected = 0
   private sumKnownAlive = 0
   private countedPeers = 0
@@ -268,6 +270,7 @@ export class Simulation {
     if (this.scenario.wireCheck === true) delivered = decodeMessage(encodeMessage(msg))
     const size = wireSize(msg)
     const incarnation = this.peers[to]?.incarnation ?? 0
+    const lane = this.lanes.laneOf(p.index, to, msg)
     this.net.send(this.now, p.index, to, size, () => {
       const q = this.peers[to]
       if (q?.core == null) {
@@ -277,7 +280,7 @@ export class Simulation {
       q.contacts.add(p.index)
       q.core.handle(this.now, p.name, delivered)
       this.after(q)
-    })
+    }, lane)
   }
 
   /**
