@@ -26,7 +26,7 @@ function nonNegativeInt (flag: string) {
   }
 }
 
-interface Opts { quick?: boolean, seed: number, out: string, maxPeers?: number, list?: boolean }
+interface Opts { quick?: boolean, seed: number, out: string, maxPeers?: number, steadyProbeMs?: number, list?: boolean }
 
 const program = new Command()
   .name('npm run experiment --')
@@ -36,6 +36,7 @@ const program = new Command()
   .addOption(new Option('--seed <n>', 'seed of every random choice').argParser(nonNegativeInt('--seed')).default(DEFAULT_SEED))
   .option('--out <dir>', 'output directory', DEFAULT_OUT_DIR)
   .addOption(new Option('--max-peers <n>', 'largest peer count for size sweeps (scale); larger sizes are reported as not run').argParser(nonNegativeInt('--max-peers')))
+  .addOption(new Option('--steady-probe-ms <ms>', 'simulated treecast peers also probe a random peer every <ms> (core steadyProbeIntervalMs; default off, as in 003)').argParser(nonNegativeInt('--steady-probe-ms')))
   .option('--list', 'list the experiments and exit')
   .addHelpText('after', `\nExperiments:\n${listing()}\n`)
   .exitOverride()
@@ -68,7 +69,8 @@ async function main (): Promise<number> {
       quick: opts.quick === true,
       seed: opts.seed,
       outDir: opts.out,
-      ...(opts.maxPeers !== undefined ? { maxPeers: opts.maxPeers } : {})
+      ...(opts.maxPeers !== undefined ? { maxPeers: opts.maxPeers } : {}),
+      ...(opts.steadyProbeMs !== undefined ? { core: { steadyProbeIntervalMs: opts.steadyProbeMs } } : {})
     })
     return 0
   } catch (err) {

@@ -4,7 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { TargetCheck } from '../harness/types.ts'
+import type { ExperimentContext, TargetCheck } from '../harness/types.ts'
 import type { TopologyInit } from '../sim/network.ts'
 import type { Scenario } from '../sim/scenario.ts'
 import { Simulation } from '../sim/simulation.ts'
@@ -53,6 +53,12 @@ export function clusterHeads (topology: TopologyInit): number[] {
 }
 
 /** The outcome of one simulator run with its cost. */
+/** The scenario with the run's core options (`--steady-probe-ms`, ...) merged over its own. */
+export function withCore (ctx: ExperimentContext, scenario: Scenario): Scenario {
+  if (ctx.core === undefined || Object.keys(ctx.core).length === 0) return scenario
+  return { ...scenario, core: { ...(scenario.core ?? {}), ...ctx.core } }
+}
+
 export interface TimedRun { sim: Simulation, report: SimReport, wallMs: number, heapMB: number }
 
 /** Runs a scenario with `seed` and measures wall time and the heap held at the end. */

@@ -8,7 +8,7 @@
 import { broadcast, lowerBounds } from '../baselines/index.ts'
 import type { Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult, TargetCheck } from '../harness/types.ts'
-import { BASELINES, IMPL_LABEL, integrity, clusterHeads, fmt, paperTopology, ratio, runSim, stabilityNote } from './common.ts'
+import { BASELINES, IMPL_LABEL, integrity, clusterHeads, fmt, paperTopology, ratio, runSim, stabilityNote, withCore } from './common.ts'
 
 const MAGPIE_TARGET = 1.2
 const MPICH_TARGET = 4
@@ -22,13 +22,13 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
   const { peers, clusters, settleMs } = setup(ctx.quick)
   const topology = paperTopology(peers, clusters)
   const roots = clusterHeads(topology).map((h, i) => h + i)
-  const scenario: Scenario = {
+  const scenario: Scenario = withCore(ctx, {
     name: `fig6-latency-${peers}`,
     seed: ctx.seed,
     topology,
     until: settleMs + SPACING_MS * roots.length,
     schedule: roots.map((r, i) => ({ at: settleMs + SPACING_MS * i, do: 'broadcast' as const, root: `p${String(r).padStart(4, '0')}`, bytes: 1 }))
-  }
+  })
   const bar = ctx.progress(1 + roots.length, `fig6-latency: ${peers} peers`)
   const { sim, report, wallMs } = runSim(scenario, ctx.seed)
   const sound = integrity(report, scenario, ctx.outDir)

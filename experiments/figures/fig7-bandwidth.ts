@@ -8,7 +8,7 @@
 import { broadcast, lowerBounds } from '../baselines/index.ts'
 import type { Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult, TargetCheck } from '../harness/types.ts'
-import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, sizeLabel, stabilityNote } from './common.ts'
+import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, sizeLabel, stabilityNote, withCore } from './common.ts'
 
 const KB = 1024
 const MB = 1024 * KB
@@ -47,14 +47,14 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
       at += gapMs(bytes)
     }
   }
-  const scenario: Scenario = {
+  const scenario: Scenario = withCore(ctx, {
     name: `fig7-bandwidth-${peers}`,
     seed: ctx.seed,
     topology,
     until: (plan[plan.length - 1] as Planned).at + 1,
     drainMs: Math.max(DRAIN_MS, gapMs(sizes[sizes.length - 1] as number)),
     schedule: plan.map((p) => ({ at: p.at, do: 'broadcast' as const, root: 'p0000', bytes: p.bytes, tree: p.tree }))
-  }
+  })
   const bar = ctx.progress(1 + sizes.length, `fig7-bandwidth: ${peers} peers, ${plan.length} broadcasts`)
   const { report, wallMs } = runSim(scenario, ctx.seed)
   const sound = integrity(report, scenario, ctx.outDir)

@@ -13,7 +13,7 @@
 import { lowerBounds, reduce } from '../baselines/index.ts'
 import type { Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult, TargetCheck } from '../harness/types.ts'
-import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, stabilityNote } from './common.ts'
+import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, stabilityNote, withCore } from './common.ts'
 
 const MAGPIE_TARGET = 1.3
 const ELEMENT_BYTES = 8
@@ -38,14 +38,14 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
   const starts: number[] = []
   let at = settleMs
   for (const length of lengths) { starts.push(at); at += gapMs(length) }
-  const scenario: Scenario = {
+  const scenario: Scenario = withCore(ctx, {
     name: `fig8-reduction-${peers}`,
     seed: ctx.seed,
     topology,
     until: (starts[starts.length - 1] as number) + 1,
     drainMs: Math.max(DRAIN_MS, gapMs(lengths[lengths.length - 1] as number)),
     schedule: lengths.map((length, i) => ({ at: starts[i] as number, do: 'reduce' as const, root: 'p0000', op: 'sum', length }))
-  }
+  })
   const bar = ctx.progress(1 + lengths.length, `fig8-reduction: ${peers} peers, ${lengths.length} reductions`)
   const { report, wallMs } = runSim(scenario, ctx.seed)
   const sound = integrity(report, scenario, ctx.outDir)

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs'
 import { parseScenario, type Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult, TargetCheck } from '../harness/types.ts'
-import { fmt, integrity, paperTopology, runSim } from './common.ts'
+import { fmt, integrity, paperTopology, runSim, withCore } from './common.ts'
 
 /** Targets of issue 5. */
 const COLD_START_TARGET_MS = 2000
@@ -55,7 +55,7 @@ export function runningPeers (scenario: Scenario, t: number): number {
 }
 
 async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
-  const scenario = ctx.quick ? quickScenario() : parseScenario(JSON.parse(readFileSync(PAPER_SCENARIO, 'utf8')))
+  const scenario = withCore(ctx, ctx.quick ? quickScenario() : parseScenario(JSON.parse(readFileSync(PAPER_SCENARIO, 'utf8'))))
   const peers = scenario.topology.clusters.reduce((n, c) => n + c.peers, 0)
   const vnodes = scenario.vnodes ?? peers
   const bar = ctx.progress(1, `fig9-churn: simulating ${peers} peers for ${scenario.until / 1000} s of virtual time`)

@@ -12,7 +12,7 @@
 import { lowerBounds } from '../baselines/index.ts'
 import type { Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult } from '../harness/types.ts'
-import { PAPER_LINKS, fmt, integrity, paperTopology, ratio, runSim } from './common.ts'
+import { PAPER_LINKS, fmt, integrity, paperTopology, ratio, runSim, withCore } from './common.ts'
 
 const SIZES = [100, 200, 500, 1000, 2000]
 const QUICK_SIZES = [16, 32]
@@ -63,7 +63,7 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
       continue
     }
     bar.tick(0, `${peers} peers`)
-    const sc = scenario(peers)
+    const sc = withCore(ctx, scenario(peers))
     const { sim, report, wallMs, heapMB } = runSim(sc, ctx.seed)
     const sound = integrity(report, sc, ctx.outDir)
     notes.push(...sound.notes.map((n) => `${peers} peers: ${n}`))

@@ -6,6 +6,7 @@ import { resolve } from 'node:path'
 import { progressSink, type ProgressSink } from './progress.ts'
 import { targetsMarkdown, writeOutputs, type Written } from './output.ts'
 import { tableMarkdown } from './table.ts'
+import type { CoreInit } from '../../overlay/config.ts'
 import type { Experiment, ExperimentResult } from './types.ts'
 
 export interface RunOptions {
@@ -14,6 +15,8 @@ export interface RunOptions {
   outDir: string
   /** Largest peer count for size sweeps (`scale`). */
   maxPeers?: number
+  /** Core options for the simulated treecast peers (see ExperimentContext.core). */
+  core?: CoreInit
   /** The command line recorded in the JSON. @default the reconstructed `npm run experiment` line */
   command?: string
   /** Where progress goes. @default the terminal (a bar on a TTY, plain lines otherwise) */
@@ -25,8 +28,9 @@ export interface RunOptions {
 export interface RunOutcome { result: ExperimentResult, written: Written, wallMs: number }
 
 /** The command that reproduces a run. */
-export function commandLine (name: string, quick: boolean, seed: number, outDir: string, maxPeers?: number): string {
-  return `npm run experiment -- ${name}${quick ? ' --quick' : ''} --seed ${seed} --out ${outDir}${maxPeers !== undefined ? ` --max-peers ${maxPeers}` : ''}`
+export function commandLine (name: string, quick: boolean, seed: number, outDir: string, maxPeers?: number, core?: CoreInit): string {
+  const steady = core?.steadyProbeIntervalMs
+  return `npm run experiment -- ${name}${quick ? ' --quick' : ''} --seed ${seed} --out ${outDir}${maxPeers !== undefined ? ` --max-peers ${maxPeers}` : ''}${steady !== undefined ? ` --steady-probe-ms ${steady}` : ''}`
 }
 
 /** Runs `exp` and writes `<outDir>/<name>.json`, `.md` and its SVGs. */
@@ -42,6 +46,7 @@ export async function runExperiment (exp: Experiment, opts: RunOptions): Promise
       seed: opts.seed,
       outDir,
       ...(opts.maxPeers !== undefined ? { maxPeers: opts.maxPeers } : {}),
+      ...(opts.core !== undefined ? { core: opts.core } : {}),
       progress: (total, label) => sink.bar(total, label),
       log: (line) => sink.log(line)
     })
@@ -49,7 +54,8 @@ export async function runExperiment (exp: Experiment, opts: RunOptions): Promise
     sink.close()
   }
   const wallMs = performance.now() - t0
-  const command = opts.command ?? commandLine(exp.name, opts.quick, opts.seed, opts.outDir, opts.maxPeers)
+  const command = opts.command ?? commandLine(exp.name, opts.quick, opts.seed, opts.outDir, opts.maxPeers, opts.core)
+  if (opts.core !== undefined) result = { ...result, parameters: { ...result.parameters, coreOverride: opts.core } }
   const written = await writeOutputs(outDir, { name: exp.name, quick: opts.quick, seed: opts.seed, command, startedAt, wallMs }, result)
   if (opts.print !== false) {
     for (const t of result.tables) console.log(`${tableMarkdown(t)}\n`)

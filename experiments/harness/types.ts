@@ -4,6 +4,7 @@
  * parameter), `<out>/<name>-<plot>.svg` (vega-lite, rendered headless), `<out>/<name>.md`
  * (the summary tables), and prints the tables.
  */
+import type { CoreInit } from '../../overlay/config.ts'
 
 /** What the harness gives an experiment. */
 export interface ExperimentContext {
@@ -15,6 +16,11 @@ export interface ExperimentContext {
   readonly outDir: string
   /** Largest peer count to run, for experiments that sweep sizes (`scale`); larger sizes are reported as not run. */
   readonly maxPeers?: number
+  /**
+   * Core options for every simulated treecast peer (`--steady-probe-ms`), merged over the
+   * experiment's own; simulator experiments only. @default none
+   */
+  readonly core?: CoreInit
   /** Progress bar: `total` steps of work. */
   progress(total: number, label: string): ProgressBar
   /** A line of narrative (goes above the progress bar, and to stderr when not a TTY). */
