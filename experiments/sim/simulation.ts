@@ -16,6 +16,8 @@ import { contribute } from './ground-truth.ts'
 import type { Action, PeerSelector, Scenario } from './scenario.ts'
 import { buildReport, type BcastTrack, type RedTrack, type RepairReport, type SimReport } from './report.ts'
 import { StreamLanes } from './lanes.ts'
+import { isJoinable, selectPeers } from './select.ts'
+import { StreamTraffic } from './stream-traffic.ts'
 import { groundTruth, treeShape, type TreeShape } from './analysis.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
 
@@ -64,7 +66,7 @@ export class Simulation {
   private readonly vnodes: number
   private readonly bcasts = new Map<string, BcastTrack>()
   private readonly reds = new Map<string, RedTrack>()
-  private readonly streamIds = new Map<string, string>()
+  private readonly traffic = new StreamTraffic(this.bcasts)
   private readonly lanes = new StreamLanes()
   private sumConnected = 0
   private sumKnownAlive = 0
@@ -265,7 +267,7 @@ export class Simulation {
     const to = this.byName.get(toName)
     if (to === undefined) return
     p.contacts.add(to)
-    this.account(p, to, msg)
+    this.traffic.account(p.index, to, msg)
     let delivered: Message = msg
     if (this.scenario.wireCheck === true) delivered = decodeMessage(encodeMessage(msg))
     const size = wireSize(msg)
@@ -294,29 +296,6 @@ export class Simulation {
     if (q.status !== 'left' || q.incarnation !== incarnation || q.refused.has(sender.index)) return
     q.refused.add(sender.index)
     this.net.send(this.now, q.index, sender.index, 0, () => this.queue.push(this.now, { k: 'down', peer: sender.index, gone: q.index, incarnation }))
-  }
-
-  /** Attributes stream traffic to its broadcast. */
-  private account (p: SimPeer, to: number, msg: Message): void {
-    let id: string | undefined
-    if (msg.t === 'chunk') {
-      const key = `${p.index}#${msg.stream}`
-      if (msg.open !== undefined) {
-        id = msg.open.id
-        this.streamIds.set(key, id)
-        const b = this.bcasts.get(id)
-        if (b !== undefined && msg.open.fallback) b.fallback++
-      } else {
-        id = this.streamIds.get(key)
-      }
-    } else if (msg.t === 'ack') {
-      id = this.streamIds.get(`${to}#${msg.stream}`)
-    }
-    if (id === undefined) return
-    const b = this.bcasts.get(id)
-    if (b === undefined) return
-    b.messages++
-    b.bytesSent += wireSize(msg)
   }
 
   private gone (p: SimPeer, status: 'left' | 'crashed'): void {
@@ -449,17 +428,7 @@ export class Simulation {
   }
 
   private select (s: PeerSelector, kind: 'running' | 'joinable'): number[] {
-    if (Array.isArray(s.peers)) return s.peers.map((n) => this.byName.get(n)).filter((i): i is number => i !== undefined && (kind === 'running' ? this.peers[i]?.status === 'running' : this.isJoinable(i)))
-    let pool: number[]
-    if (s.peers === 'left') pool = this.peers.filter((p) => p.status === 'left').map((p) => p.index)
-    else if (s.peers === 'crashed') pool = this.peers.filter((p) => p.status === 'crashed').map((p) => p.index)
-    else pool = this.peers.filter((p) => (kind === 'running' ? p.status === 'running' && !this.protectedRoots.has(p.index) : p.status === 'off')).map((p) => p.index)
-    if (s.cluster !== undefined) {
-      const c = this.topology.clusters.findIndex((x) => x.name === s.cluster)
-      pool = pool.filter((i) => this.topology.clusterOf(i) === c)
-    }
-    const n = s.count ?? (s.fraction !== undefined ? Math.round(s.fraction * this.running) : pool.length)
-    return this.rng.shuffle(pool).slice(0, Math.min(n, pool.length)).sort((a, b) => a - b)
+    return selectPeers(s, kind, { statuses: this.peers.map((p) => p.status), byName: this.byName, topology: this.topology, rng: this.rng, protectedRoots: this.protectedRoots, running: this.running })
   }
 
   private isLive (i: number): boolean {
@@ -468,8 +437,7 @@ export class Simulation {
   }
 
   private isJoinable (i: number): boolean {
-    const st = this.peers[i]?.status
-    return st === 'off' || st === 'left' || st === 'crashed'
+    return isJoinable(this.peers[i]?.status)
   }
 
   private truth (r: RedTrack): number[] {

@@ -1,0 +1,38 @@
+/**
+ * Attributes the simulated traffic of streams to the broadcast they carry: chunk messages
+ * and their acknowledgements count towards the broadcast's `messages` and `bytesSent`, and
+ * fallback opens (003's rule III) towards its `fallback`.
+ */
+import { wireSize } from '../../overlay/codec.ts'
+import type { Message } from '../../overlay/messages.ts'
+import type { BcastTrack } from './report.ts'
+
+export class StreamTraffic {
+  /** `sender#stream` → broadcast id. */
+  private readonly streamIds = new Map<string, string>()
+
+  constructor (private readonly bcasts: ReadonlyMap<string, BcastTrack>) {}
+
+  /** Peer `from` sends `msg` to peer `to`. */
+  account (from: number, to: number, msg: Message): void {
+    let id: string | undefined
+    if (msg.t === 'chunk') {
+      const key = `${from}#${msg.stream}`
+      if (msg.open !== undefined) {
+        id = msg.open.id
+        this.streamIds.set(key, id)
+        const b = this.bcasts.get(id)
+        if (b !== undefined && msg.open.fallback) b.fallback++
+      } else {
+        id = this.streamIds.get(key)
+      }
+    } else if (msg.t === 'ack') {
+      id = this.streamIds.get(`${to}#${msg.stream}`)
+    }
+    if (id === undefined) return
+    const b = this.bcasts.get(id)
+    if (b === undefined) return
+    b.messages++
+    b.bytesSent += wireSize(msg)
+  }
+}
