@@ -5,7 +5,7 @@
  * A single-chunk transfer (a short payload on the latency tree) stays on the control
  * stream, where it pays no stream set-up round trip.
  */
-import type { Stream } from '@libp2p/interface'
+import type { Logger, Stream } from '@libp2p/interface'
 import type { ChunkMessage } from '../overlay/messages.ts'
 import { encodeChunkFrame } from './chunk-frame.ts'
 import { FrameChannel, FrameKind } from './frame-channel.ts'
@@ -25,6 +25,8 @@ export interface BulkHost {
   /** Bytes handed to a bulk stream. */
   onSent (bytes: number): void
   clock (): number
+  /** Debug log (`treecast:bulk`). */
+  readonly log?: Logger
 }
 
 interface BulkOut {
@@ -180,6 +182,7 @@ export class BulkRouter {
     const old = b.channel
     b.channel = undefined
     if (old !== undefined && !old.closed) old.abort(new Error('bulk stream replaced'))
+    this.host.log?.('bulk stream %s failed (attempt %d)%s', b.key, b.attempts, b.attempts >= MAX_BULK_ATTEMPTS ? ': sending the transfer on the control stream' : ': retrying')
     if (b.attempts >= MAX_BULK_ATTEMPTS) {
       // Streams keep failing while the peer may be alive: send everything again on the
       // control stream (the child keeps what it has and drops the repeated opening); if the

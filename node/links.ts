@@ -11,7 +11,7 @@
  * holds references to its own payload, not copies. Other transfers and control traffic
  * are not held up, so opposite flows cannot deadlock each other.
  */
-import type { Connection, Stream } from '@libp2p/interface'
+import type { ComponentLogger, Connection, Logger, Stream } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 import { multiaddr } from '@multiformats/multiaddr'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -23,6 +23,7 @@ import { FrameChannel, FrameKind, type FrameChannelInit } from './frame-channel.
 import { decodeHello, encodeHello, peerIdPart, type Hello } from './hello.ts'
 import { BulkRouter } from './bulk-router.ts'
 import type { ResolvedNodeConfig } from './config.ts'
+import { componentLog } from './log.ts'
 
 /** Protocol of the per-neighbour control stream. */
 export const CONTROL_PROTOCOL = '/treecast/overlay/1.1.0'
@@ -69,14 +70,16 @@ export class Links {
   private lastHeartbeatAt = 0
   private readonly onSent = (n: number): void => { this.stats.bytesSent += n }
   readonly stats = { dials: 0, dialFailures: 0, pruned: 0, heartbeatsMissed: 0, queueOverflows: 0, bytesSent: 0, stalls: 0 }
+  private readonly log: Logger
 
   constructor (
-    private readonly components: { registrar: Registrar, connectionManager: ConnectionManager },
+    private readonly components: { registrar: Registrar, connectionManager: ConnectionManager, logger?: ComponentLogger },
     private readonly cfg: ResolvedNodeConfig,
     private readonly codecLimits: CodecLimits,
     private readonly host: LinksHost,
     private readonly clock: () => number
   ) {
+    this.log = componentLog(components, 'treecast:links')
     this.bulk = new BulkRouter(cfg, {
       open: async (peer) => await this.openStream(peer, BULK_PROTOCOL),
       hello: () => encodeHello(this.host.hello()),
@@ -84,7 +87,8 @@ export class Links {
       sendControl: (peer, msg) => { this.sendControl(peer, msg) },
       drained: () => { this.notifySent() },
       onSent: this.onSent,
-      clock
+      clock,
+      log: componentLog(components, 'treecast:bulk')
     })
   }
 
@@ -212,11 +216,12 @@ export class Links {
       const ch = this.channel(stream, p.id)
       ch.send(FrameKind.Hello, encodeHello(this.host.hello()))
       this.attach(p, ch)
-    } catch {
+    } catch (err) {
       this.stats.dialFailures++
       if (this.peers.get(p.id) === p) {
         this.peers.delete(p.id)
         this.notifySent()
+        this.log('dial to %s failed (%s): reporting it down', p.id, (err as Error).message)
         if (this.running) this.host.peerDown(p.id, p.incarnation)
       }
     } finally {
@@ -294,6 +299,7 @@ export class Links {
           msg = kind === FrameKind.Chunk ? decodeChunkFrame(body, this.codecLimits) : decodeMessage(body.subarray(), this.codecLimits)
         } catch (err) {
           this.host.reject(err instanceof WireError ? `wire-${err.reason}` : 'wire-malformed')
+          this.log('rejected a frame from %s: %s', from, (err as Error).message)
           return
         }
         const p = this.peers.get(from)
@@ -331,10 +337,12 @@ export class Links {
     const now = this.clock()
     // This process itself stalled (stopped, swapped, a long synchronous task): the silence
     // is ours, not the peers'. Start counting again rather than declare everyone dead.
-    const stalled = now - this.lastHeartbeatAt > this.cfg.heartbeatIntervalMs + this.cfg.failureDetectionTimeoutMs / 2
+    const sinceLastMs = now - this.lastHeartbeatAt
+    const stalled = sinceLastMs > this.cfg.heartbeatIntervalMs + this.cfg.failureDetectionTimeoutMs / 2
     this.lastHeartbeatAt = now
     if (stalled) {
       this.stats.stalls++
+      this.log('this process stalled for %d ms: liveness counts restart', Math.round(sinceLastMs))
       for (const p of this.peers.values()) for (const ch of p.channels) ch.lastReceivedAt = now
     }
     for (const p of [...this.peers.values()]) {
@@ -347,6 +355,7 @@ export class Links {
         // does not finish the handshake within dialTimeoutMs and is reported down; one
         // that was only slow (a busy event loop) answers and stays.
         this.stats.heartbeatsMissed++
+        this.log('%s silent for %d ms: dropping its streams and redialling', p.id, Math.round(now - heard))
         for (const c of [...p.channels]) c.abort(new Error('heartbeats missed'))
         p.channels.length = 0
         void this.verify(p.id)
@@ -371,6 +380,7 @@ export class Links {
     for (const p of idle) {
       if (this.peers.size <= this.cfg.maxPeers) break
       this.stats.pruned++
+      this.log('pruning idle %s (%d peers connected, maxPeers %d)', p.id, this.peers.size, this.cfg.maxPeers)
       this.peers.delete(p.id)
       for (const ch of p.channels) {
         try { ch.send(FrameKind.Bye, new Uint8Array(0)) } catch { /* already closed */ }

@@ -6,7 +6,7 @@
  * carries out what the core outputs. Nothing in the core knows it runs on a network.
  */
 import { performance } from 'node:perf_hooks'
-import type { Startable } from '@libp2p/interface'
+import type { Logger, Startable } from '@libp2p/interface'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { TypedEventEmitter } from 'main-event'
 import { TreecastCore } from '../overlay/core.ts'
@@ -27,6 +27,7 @@ import type { TreecastComponents } from './components.ts'
 import { Pending } from './pending.ts'
 import { MAX_RELAYS, RELAY_FRAME_BYTES, RELAY_PROTOCOL, Relay } from './relay.ts'
 import { SendStats } from './send-stats.ts'
+import { componentLog } from './log.ts'
 
 /** Options of a treecast node; every field has a default. */
 export interface TreecastInit extends NodeNetInit {
@@ -114,15 +115,17 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   private readonly pending = new Pending()
   readonly stats = { rejected: {} as Record<string, number>, framesIn: 0 }
   private readonly sends = new SendStats()
+  private readonly log: Logger
 
   constructor (private readonly components: TreecastComponents, private readonly init: TreecastInit = {}) {
     super()
     this.cfg = resolveNodeConfig(init)
+    this.log = componentLog(components, 'treecast')
     if (init.joinTimeoutMs !== undefined && !(init.joinTimeoutMs > 0)) throw new InvalidArgumentError('joinTimeoutMs must be positive')
     const host: LinksHost = {
       hello: () => ({ id: this.selfId, incarnation: this.incarnation }),
       message: (from, msg, bulk) => { this.onMessage(from, msg, bulk) },
-      reject: (reason) => { this.stats.rejected[reason] = (this.stats.rejected[reason] ?? 0) + 1 },
+      reject: (reason) => { this.stats.rejected[reason] = (this.stats.rejected[reason] ?? 0) + 1; this.log('rejected remote input: %s', reason) },
       peerDown: (peer, inc) => { this.onPeerDown(peer, inc) },
       keep: (peer) => this.isNeighbour(peer),
       connected: (peer) => {
@@ -394,15 +397,19 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
           this.pending.reject(`reduce:${o.id}`, new ReduceFailedError(`reduction ${o.id} gave up; missing ${o.missing.size} virtual nodes`))
           this.emit('reduce-failed', { id: o.id, missing: o.missing })
           break
-        case 'ownership': this.emit('ownership', { owned: o.owned, added: o.added, removed: o.removed, reason: o.reason }); break
+        case 'ownership':
+          this.log('ownership (%s): +%s -%s, owns %s', o.reason, o.added.toString(), o.removed.toString(), o.owned.toString())
+          this.emit('ownership', { owned: o.owned, added: o.added, removed: o.removed, reason: o.reason })
+          break
         case 'member':
+          this.log('member %s is %s', o.peer, o.status)
           if (o.status !== 'alive') this.links.forget(o.peer)
           this.emit('member', { peer: o.peer, status: o.status })
           break
         case 'tree': this.emit('tree', { kind: o.kind, root: o.root, parent: o.parent }); break
         case 'joined': this.pending.resolve('joined', undefined); this.emit('joined', null); break
         case 'left': this.pending.resolve('left', { drained: o.drained }); this.emit('left', { drained: o.drained }); break
-        case 'evicted': this.emit('evicted', null); break
+        case 'evicted': this.log.error('evicted: the overlay declared this peer dead'); this.emit('evicted', null); break
       }
     }
     const next = core.nextTimeoutAt()

@@ -115,7 +115,7 @@ TREECAST_<FIELD_IN_CAPS> for the timing fields (e.g. TREECAST_PROBE_TIMEOUT_MS).
 Config file: JSON, or TOML when the name ends in .toml, with the same camelCase fields (listen,
 join, dataDir, apiListen, pskFile, ...) plus "core" and "net" objects (TOML: [core] and [net]
 tables) for every option of overlay/config.ts and node/config.ts.
-A bad value exits with code 2 and names the field. libp2p's own debug logs: DEBUG=libp2p:*`)
+A bad value exits with code 2 and names the field. Debug namespaces: DEBUG='treecast*' (treecast, treecast:links, treecast:bulk), DEBUG=libp2p:* for libp2p's.`)
     .action(async (opts: Record<string, unknown>) => {
       const { config, logFormat, psk, ...rest } = opts
       let cfg

@@ -1,7 +1,8 @@
 /**
  * Structured logs for the daemon: one line per record on stderr,
  * `2026-01-01T12:00:00.000Z info joined id=/ip4/... members=5`, or JSON lines with
- * `format: 'json'`. libp2p's own debug output is separate (`DEBUG=libp2p:*`).
+ * `format: 'json'`. Debug namespaces are separate, in libp2p's style (node/log.ts):
+ * `DEBUG='treecast*'` for the node's, `DEBUG=libp2p:*` for libp2p's.
  */
 import type { LogLevel } from './config.ts'
 
