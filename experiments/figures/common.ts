@@ -124,3 +124,18 @@ export function stabilityNote (report: SimReport, firstAtMs: number): string {
     ? `trees first stable at ${fmt(s / 1000)} s of virtual time, before the first measurement at ${fmt(firstAtMs / 1000)} s`
     : `trees NOT yet stable at the first measurement (${fmt(firstAtMs / 1000)} s; first stable ${s === null ? 'never' : `${fmt(s / 1000)} s`}): figures include tree construction`
 }
+
+/** A log-log line plot (vega-lite) of `values`, one line per `series` value, in `order`. */
+export function logLogLines (values: unknown[], x: { field: string, title: string }, y: { field: string, title: string }, series: string, order: string[]): Record<string, unknown> {
+  return {
+    width: 560,
+    height: 360,
+    data: { values },
+    mark: { type: 'line', point: true },
+    encoding: {
+      x: { field: x.field, type: 'quantitative', scale: { type: 'log', base: 2 }, title: x.title },
+      y: { field: y.field, type: 'quantitative', scale: { type: 'log' }, title: y.title },
+      color: { field: series, type: 'nominal', title: null, sort: order }
+    }
+  }
+}

@@ -8,7 +8,7 @@
 import { broadcast, lowerBounds } from '../baselines/index.ts'
 import type { Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult, TargetCheck } from '../harness/types.ts'
-import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, sizeLabel, stabilityNote, withCore } from './common.ts'
+import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, sizeLabel, stabilityNote, withCore, logLogLines } from './common.ts'
 
 const KB = 1024
 const MB = 1024 * KB
@@ -134,17 +134,7 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
     plots: [{
       id: 'bandwidth',
       title: `Broadcast bandwidth, ${peers} peers in ${clusters} clusters`,
-      spec: {
-        width: 560,
-        height: 360,
-        data: { values: plotValues },
-        mark: { type: 'line', point: true },
-        encoding: {
-          x: { field: 'sizeKB', type: 'quantitative', scale: { type: 'log', base: 2 }, title: 'message size (KB)' },
-          y: { field: 'bandwidthMBps', type: 'quantitative', scale: { type: 'log' }, title: 'bandwidth (MB/s)' },
-          color: { field: 'series', type: 'nominal', title: null, sort: series.map(label) }
-        }
-      }
+      spec: logLogLines(plotValues, { field: 'sizeKB', title: 'message size (KB)' }, { field: 'bandwidthMBps', title: 'bandwidth (MB/s)' }, 'series', series.map(label))
     }],
     targets: [...targets, sound.check]
   }

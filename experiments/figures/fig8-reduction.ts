@@ -13,7 +13,7 @@
 import { lowerBounds, reduce } from '../baselines/index.ts'
 import type { Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult, TargetCheck } from '../harness/types.ts'
-import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, stabilityNote, withCore } from './common.ts'
+import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, stabilityNote, withCore, logLogLines } from './common.ts'
 
 const MAGPIE_TARGET = 1.3
 const ELEMENT_BYTES = 8
@@ -122,17 +122,7 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
     plots: [{
       id: 'reduction',
       title: `Reduction time, ${peers} peers in ${clusters} clusters`,
-      spec: {
-        width: 560,
-        height: 360,
-        data: { values: plotValues },
-        mark: { type: 'line', point: true },
-        encoding: {
-          x: { field: 'elements', type: 'quantitative', scale: { type: 'log', base: 2 }, title: 'array length (elements of 8 B)' },
-          y: { field: 'timeMs', type: 'quantitative', scale: { type: 'log' }, title: 'reduction time (ms)' },
-          color: { field: 'impl', type: 'nominal', title: null, sort: impls.map((i) => IMPL_LABEL[i]) }
-        }
-      }
+      spec: logLogLines(plotValues, { field: 'elements', title: 'array length (elements of 8 B)' }, { field: 'timeMs', title: 'reduction time (ms)' }, 'impl', impls.map((i) => IMPL_LABEL[i]))
     }],
     targets: [...targets, sound.check]
   }

@@ -72,6 +72,21 @@ function intArg (name: string) {
   }
 }
 
+/** A subcommand that hands its arguments to one of the repo's scripts (`treecast <name> -- --help` shows the script's help). */
+function passThrough (program: Command, name: string, what: string, args: string, script: string): void {
+  const file = fileURLToPath(new URL(script, import.meta.url))
+  program.command(name)
+    .description(`${what} (the arguments of ${script.replace('../../', '')}; try \`treecast ${name} -- --help\`)`)
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .argument('[args...]', `${args}, passed on`)
+    .action(async (rest: string[]) => {
+      process.argv = [process.argv[0] as string, file, ...rest]
+      await import(file)
+    })
+}
+
 export function buildProgram (): Command {
   const program = new Command()
     .name('treecast')
@@ -180,29 +195,8 @@ A bad value exits with code 2 and names the field. Debug namespaces: DEBUG='tree
     .command('generate-psk').description('Print a new private-network swarm key (use with --psk)')
     .action(() => { generateKey(process.stdout) })
 
-  program.command('experiment')
-    .description('Run an experiment (the arguments of experiments/experiment.ts; try `treecast experiment -- --help`)')
-    .helpOption(false)
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .argument('[args...]', 'experiment name and options, passed on')
-    .action(async (args: string[]) => {
-      const exp = fileURLToPath(new URL('../../experiments/experiment.ts', import.meta.url))
-      process.argv = [process.argv[0] as string, exp, ...args]
-      await import(exp)
-    })
-
-  program.command('sim')
-    .description('Run a scenario in the simulator (the arguments of experiments/sim/cli.ts; try `treecast sim -- --help`)')
-    .helpOption(false)
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .argument('[args...]', 'scenario file and options, passed on')
-    .action(async (args: string[]) => {
-      const sim = fileURLToPath(new URL('../../experiments/sim/cli.ts', import.meta.url))
-      process.argv = [process.argv[0] as string, sim, ...args]
-      await import(sim)
-    })
+  passThrough(program, 'experiment', 'Run an experiment', 'experiment name and options', '../../experiments/experiment.ts')
+  passThrough(program, 'sim', 'Run a scenario in the simulator', 'scenario file and options', '../../experiments/sim/cli.ts')
   return program
 }
 
