@@ -1,0 +1,372 @@
+/**
+ * Membership and ownership changes of one peer: joins through this peer, graceful leaves
+ * and the hand-offs they make, crash take-overs by the successor rule, re-homing of
+ * orphaned records, dead notices, and the set of virtual nodes this peer owns. Facts
+ * (member facts and ownership records) merge into the member list and the view; every
+ * change is turned into outputs, tree and stream updates through the host.
+ */
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import type { OwnershipMap, OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
+import { joinShare, mostLoaded, successorOf } from '../virtual-nodes/assignment.ts'
+import { deliveredWithin } from '../virtual-nodes/handoff.ts'
+import type { TreeTable } from '../trees/tree-table.ts'
+import type { Membership, MemberChange } from './membership.ts'
+import type { FactsMessage, GiveMessage, HandoffMessage, MemberFact, Message } from './messages.ts'
+import type { Output, OwnershipReason } from './outputs.ts'
+import type { Streams } from './streams.ts'
+
+/** How long a contact passes newly learnt facts on to a peer that joined through it. */
+export const JOINER_FORWARD_MS = 30_000
+
+/**
+ * Version steps of ownership records. A hand-off or a crash take-over is a claim and
+ * advances the version by CLAIM_VERSION_STEP; re-homing a record that names a peer already
+ * gone (a leaver's successor that left too) advances it by ORPHAN_VERSION_STEP only. Peers
+ * whose views differed re-home such records locally, each adding a little; the next real
+ * claim by the actual owner still beats all of them.
+ */
+export const CLAIM_VERSION_STEP = 1000
+export const ORPHAN_VERSION_STEP = 1
+
+/** Joiners a contact passes new facts on to at most (the most recent ones). */
+export const MAX_RECENT_JOINERS = 256
+
+/** Orphan records remembered per assignee (rememberOrphan); older ones are forgotten. */
+export const MAX_ORPHAN_RECORDS = 64
+
+/** What the ownership engine needs from the peer around it. */
+export interface OwnershipHost {
+  readonly self: PeerId
+  readonly members: Membership
+  readonly view: OwnershipMap
+  readonly trees: Pick<TreeTable, 'ensureRoot' | 'removeRoot' | 'peerGone' | 'ownedChanged'>
+  readonly streams: Pick<Streams, 'delivered' | 'peerGone' | 'ownershipChanged'>
+  /** How a contact picks the peer that gives a joiner its share. */
+  readonly joinPolicy: 'contact' | 'most-loaded'
+  vnodeCount (): number
+  /** This peer's own incarnation. */
+  incarnation (): number
+  isRunning (): boolean
+  isLeaving (): boolean
+  send (to: PeerId, msg: Message): void
+  /** Sends to every other alive member but `except`. */
+  fanout (msg: Message, except?: PeerId): void
+  emit (out: Output): void
+  /** A membership change may have made other parents better: probe. */
+  triggerProbing (now: number): void
+  /** Something a leaving peer waits for went away: it may be done. */
+  checkLeft (): void
+  /** This peer's own incarnation was declared gone by another peer. */
+  evicted (): void
+  reject (reason: string): void
+}
+
+/** The membership and ownership engine of one peer. */
+export class OwnershipEngine {
+  private ownedValue = IntervalSet.EMPTY
+  private leaveTarget: PeerId | undefined
+  /** Hand-offs sent and not yet acknowledged, by receiver (a leaver waits for them). */
+  private readonly handoffsUnacked = new Map<PeerId, number>()
+  /** Peers that joined through this one recently: facts learnt later are passed on to them. */
+  private readonly recentJoiners = new Map<PeerId, number>()
+  /** When each dead peer that spoke was last told it is dead (bounded like recentJoiners). */
+  private readonly deadNotices = new Map<PeerId, number>()
+  /** Orphan records this view assigned to other peers, by assignee (see rememberOrphan). */
+  private readonly orphansTo = new Map<PeerId, OwnershipRecord[]>()
+  /** Peers that left gracefully and whose connection has closed since (they forward nothing any more). */
+  private readonly departed = new Set<PeerId>()
+
+  constructor (private readonly host: OwnershipHost) {}
+
+  /** The virtual nodes this peer owns. */
+  get owned (): IntervalSet { return this.ownedValue }
+
+  /** Hand-offs sent and not yet acknowledged. */
+  get handoffsPending (): number { return this.handoffsUnacked.size }
+
+  /** Whether `peer` left gracefully and its connection has closed since. */
+  isDeparted (peer: PeerId): boolean { return this.departed.has(peer) }
+
+  /** Leaving: hands everything this peer owns to its successor among the alive members. */
+  startLeave (): void {
+    this.leaveTarget = successorOf(this.host.self, this.host.members.alive())
+    if (this.leaveTarget !== undefined) this.handoffTo(this.leaveTarget, this.ownedValue)
+  }
+
+  /** A peer asks to join through this one (this peer is its contact). */
+  onJoin (now: number, joiner: PeerId, incarnation: number, want: IntervalSet | undefined): void {
+    const { members } = this.host
+    if (!this.host.isRunning()) { this.host.reject('join-while-not-running'); return }
+    const fact: MemberFact = { peer: joiner, incarnation, status: 'alive' }
+    const change = members.apply(fact)
+    if (change === undefined && !members.isAlive(joiner)) { this.host.reject('stale-join'); return }
+    this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false }, joiner)
+    this.recentJoiners.set(joiner, now + JOINER_FORWARD_MS)
+    if (this.recentJoiners.size > MAX_RECENT_JOINERS) {
+      const oldest = this.recentJoiners.keys().next().value
+      if (oldest !== undefined) this.recentJoiners.delete(oldest)
+    }
+    // Before the snapshot: a restarted peer's old ranges must show as taken over in it.
+    if (change !== undefined) this.memberChanged(now, change)
+    const vnodes = this.host.vnodeCount()
+    this.host.send(joiner, { t: 'facts', vnodeCount: vnodes, members: members.facts(), records: this.host.view.records(), welcome: true })
+    if (want !== undefined && !want.isEmpty) {
+      for (const [owner, part] of this.host.view.partition(want.intersection(IntervalSet.range(0, vnodes)))) {
+        if (owner === this.host.self) this.handoffTo(joiner, part)
+        else if (members.isAlive(owner) && owner !== joiner) this.host.send(owner, { t: 'give', to: joiner, ranges: part })
+      }
+      return
+    }
+    if (this.host.joinPolicy === 'most-loaded') {
+      const donor = mostLoaded(this.host.view.loads(), new Set(members.alive().filter((p) => p !== joiner)))
+      if (donor !== undefined && donor !== this.host.self) {
+        this.host.send(donor, { t: 'give', to: joiner, ranges: joinShare(this.host.view.rangesOf(donor)) })
+        return
+      }
+    }
+    this.handoffTo(joiner, joinShare(this.ownedValue))
+  }
+
+  /** Facts other than a joiner's snapshot: ownership records and member facts. */
+  onFacts (now: number, from: PeerId, msg: FactsMessage): void {
+    let changed = false
+    for (const rec of msg.records) if (this.applyRecord(now, rec)) changed = true
+    for (const f of msg.members) {
+      if (f.peer === this.host.self && f.status !== 'alive' && f.incarnation === this.host.incarnation() && this.host.isRunning()) {
+        this.host.evicted()
+        return
+      }
+      const change = this.host.members.apply(f)
+      if (change !== undefined) { changed = true; this.memberChanged(now, change) }
+    }
+    if (changed) this.forwardToJoiners(now, from, msg)
+  }
+
+  /** A peer asks this one to hand `msg.ranges` (what of them it owns) to `msg.to`. */
+  onGive (msg: GiveMessage): void {
+    if (this.host.members.isAlive(msg.to)) this.handoffTo(msg.to, msg.ranges)
+    else this.host.reject('give-to-non-member')
+  }
+
+  /** A hand-off this peer sent to `from` was acknowledged. */
+  onHandoffAck (from: PeerId): void {
+    const n = (this.handoffsUnacked.get(from) ?? 0) - 1
+    if (n > 0) this.handoffsUnacked.set(from, n)
+    else this.handoffsUnacked.delete(from)
+    this.host.checkLeft()
+  }
+
+  /**
+   * A joiner's snapshot may miss facts its contact learns just after (a concurrent join, a
+   * crash): the contact passes such facts on for a while.
+   */
+  private forwardToJoiners (now: number, from: PeerId, msg: FactsMessage): void {
+    for (const [joiner, until] of this.recentJoiners) {
+      if (until < now || !this.host.members.isAlive(joiner)) { this.recentJoiners.delete(joiner); continue }
+      if (joiner !== from) this.host.send(joiner, msg)
+    }
+  }
+
+  private applyRecord (now: number, rec: OwnershipRecord): boolean {
+    const { members, view, self } = this.host
+    if (rec.ownerIncarnation !== undefined && rec.ownerIncarnation > members.incarnationOf(rec.owner) && rec.owner !== self) {
+      // A claim by an incarnation newer than we know: that incarnation is alive.
+      const change = members.apply({ peer: rec.owner, incarnation: rec.ownerIncarnation, status: 'alive' })
+      if (change !== undefined) this.memberChanged(now, change)
+    }
+    const won = view.apply(rec)
+    if (won.isEmpty) return false
+    const status = members.statusOf(rec.owner)
+    if ((status === 'left' || status === 'dead') && (rec.ownerIncarnation === undefined || rec.ownerIncarnation <= members.incarnationOf(rec.owner))) {
+      // Handed to a peer that is already gone (a leaver's successor that left or crashed
+      // unnoticed): nobody would ever own it. The successor rule takes it, everywhere alike.
+      this.takeOver(rec.owner, ORPHAN_VERSION_STEP)
+      return true
+    }
+    if (rec.owner === self) return true
+    const lost = won.intersection(this.ownedValue)
+    if (lost.isEmpty) return true
+    // A newer (or tie-winning) claim took ranges this peer holds: pass their state on.
+    this.setOwned(this.ownedValue.difference(lost), 'conflict')
+    const record: OwnershipRecord = { ranges: lost, owner: rec.owner, version: rec.version, ...(rec.ownerIncarnation !== undefined ? { ownerIncarnation: rec.ownerIncarnation } : {}) }
+    this.host.send(rec.owner, { t: 'handoff', record, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), lost) })
+    return true
+  }
+
+  private memberChanged (now: number, c: MemberChange): void {
+    if (c.before === 'alive' && c.after === 'alive') {
+      // A newer incarnation of a peer we still held alive: its previous incarnation is gone
+      // (crashed and restarted before anyone noticed). Handle that death first.
+      this.memberChanged(now, { peer: c.peer, before: 'alive', after: 'dead', incarnation: c.incarnation - 1 })
+      this.memberChanged(now, { peer: c.peer, before: 'dead', after: 'alive', incarnation: c.incarnation })
+      return
+    }
+    this.host.emit({ type: 'member', peer: c.peer, status: c.after })
+    if (c.after === 'alive') {
+      this.departed.delete(c.peer)
+      this.orphansTo.delete(c.peer)
+      this.host.trees.ensureRoot(c.peer)
+      if (this.host.isRunning()) this.host.triggerProbing(now)
+      return
+    }
+    this.host.trees.removeRoot(c.peer)
+    if (c.after === 'left') this.rehomeOrphansOf(c.peer)
+    else this.orphansTo.delete(c.peer)
+    // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed
+    // by the successor rule (applyRecord), so a leaver need not wait for it.
+    if (this.handoffsUnacked.delete(c.peer)) this.host.checkLeft()
+    const wasParent = this.host.trees.peerGone(c.peer)
+    if (c.after === 'dead') {
+      this.takeOver(c.peer, CLAIM_VERSION_STEP)
+      this.host.streams.peerGone(c.peer)
+    }
+    if (wasParent && this.host.isRunning()) this.host.triggerProbing(now)
+  }
+
+  /**
+   * Deterministic take-over of what `dead` owned: every survivor computes the same record
+   * when views agree. `step` is CLAIM_VERSION_STEP after a crash, ORPHAN_VERSION_STEP when
+   * a record names a peer already gone (see the constants).
+   */
+  private takeOver (dead: PeerId, step: number, only?: IntervalSet): void {
+    const { members, view, self } = this.host
+    const ranges = only ?? view.rangesOf(dead)
+    if (ranges.isEmpty) return
+    const succ = successorOf(dead, members.alive())
+    if (succ === undefined) return
+    const record: OwnershipRecord = { ranges, owner: succ, version: view.maxVersionIn(ranges) + step, ownerIncarnation: members.incarnationOf(succ) }
+    view.apply(record)
+    if (succ !== self && step === ORPHAN_VERSION_STEP) this.rememberOrphan(succ, record)
+    if (succ === self) {
+      this.setOwned(this.ownedValue.union(ranges), 'takeover')
+      // Every survivor computes the same record, unless views differ (concurrent restarts):
+      // the new owner states its claim, so that differing views converge.
+      this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [record], welcome: false })
+    }
+  }
+
+  /**
+   * An orphan re-homed (successor rule) to another peer: nobody tells that peer, which
+   * claims nothing. Views that disagree on who is alive pick different successors, and
+   * the one this view picked may be leaving already (its departure was not known here
+   * yet). Remembered so that when it turns out to be gone the orphan is re-homed again.
+   */
+  private rememberOrphan (succ: PeerId, record: OwnershipRecord): void {
+    let list = this.orphansTo.get(succ)
+    if (list === undefined) { list = []; this.orphansTo.set(succ, list) }
+    list.push(record)
+    if (list.length > MAX_ORPHAN_RECORDS) list.shift()
+  }
+
+  /**
+   * `peer` left: orphans this view re-homed to it and that nothing has claimed since
+   * (the record is still exactly ours) would never be claimed. A leaving peer never takes
+   * an orphan over (its own view has it gone already) and forwards what it is sent for it
+   * back along its view, so without this, data for these virtual nodes would bounce
+   * between it and the peers whose view names it until it disconnects (the leave timeout,
+   * when it waits for that very data). Re-homed by the successor rule among the members
+   * alive now; claims by the actual owners (hand-offs, crash take-overs) beat it.
+   */
+  private rehomeOrphansOf (peer: PeerId): void {
+    const list = this.orphansTo.get(peer)
+    if (list === undefined) return
+    this.orphansTo.delete(peer)
+    for (const rec of list) {
+      const still = this.host.view.partition(rec.ranges).get(peer)
+      if (still === undefined || still.isEmpty || this.host.view.maxVersionIn(still) !== rec.version) continue
+      this.takeOver(peer, ORPHAN_VERSION_STEP, still)
+    }
+  }
+
+  /**
+   * The connection to `peer` (of `incarnation`) is gone for good: an alive peer crashed; a
+   * peer that left is departed, and what is still recorded as its own is re-homed.
+   */
+  connectionLost (now: number, peer: PeerId, incarnation: number): void {
+    const { members } = this.host
+    if (incarnation < members.incarnationOf(peer)) return
+    const status = members.statusOf(peer)
+    if (status === 'alive') this.declareDead(now, peer)
+    else if (status === 'left') {
+      this.departed.add(peer)
+      // A hand-off sent to it after it left is lost with it (its ranges are re-homed below).
+      if (this.handoffsUnacked.delete(peer)) this.host.checkLeft()
+      // Anything still recorded as the leaver's (a hand-off that reached it after it left)
+      // would have no owner: the successor rule takes it, as after a crash. Before the
+      // streams re-route what the leaver had not acknowledged, so they route it there.
+      this.takeOver(peer, ORPHAN_VERSION_STEP)
+      this.host.streams.peerGone(peer)
+      this.host.trees.peerGone(peer)
+    }
+  }
+
+  /** Declares `peer` dead: tells everyone, and the peer itself (if it is alive after all). */
+  declareDead (now: number, peer: PeerId): void {
+    const fact: MemberFact = { peer, incarnation: this.host.members.incarnationOf(peer), status: 'dead' }
+    const change = this.host.members.apply(fact)
+    if (change === undefined) return
+    const facts: FactsMessage = { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false }
+    this.host.fanout(facts)
+    // If the suspect is alive after all, it learns it was declared dead and stops (evicted).
+    this.host.send(peer, facts)
+    this.memberChanged(now, change)
+  }
+
+  /** Tells a peer declared dead that it was, at most once per second per peer. */
+  noticeDead (now: number, peer: PeerId): void {
+    const last = this.deadNotices.get(peer)
+    if (last !== undefined && now - last < 1000) return
+    this.deadNotices.delete(peer)
+    this.deadNotices.set(peer, now)
+    if (this.deadNotices.size > MAX_RECENT_JOINERS) this.deadNotices.delete(this.deadNotices.keys().next().value as PeerId)
+    const fact: MemberFact = { peer, incarnation: this.host.members.incarnationOf(peer), status: 'dead' }
+    this.host.send(peer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false })
+  }
+
+  private handoffTo (to: PeerId, ranges: IntervalSet): void {
+    const give = ranges.intersection(this.ownedValue)
+    if (give.isEmpty || to === this.host.self) return
+    const record: OwnershipRecord = { ranges: give, owner: to, version: this.host.view.maxVersionIn(give) + CLAIM_VERSION_STEP, ownerIncarnation: this.host.members.incarnationOf(to) }
+    this.host.view.apply(record)
+    const msg: HandoffMessage = { t: 'handoff', record, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), give) }
+    this.host.send(to, msg)
+    this.handoffsUnacked.set(to, (this.handoffsUnacked.get(to) ?? 0) + 1)
+    this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [record], welcome: false }, to)
+    this.setOwned(this.ownedValue.difference(give), 'handoff-out')
+  }
+
+  /** A hand-off from `from`: take what it gives (and its delivery record), acknowledge it. */
+  onHandoff (from: PeerId, msg: HandoffMessage): void {
+    const { members, view, self, streams } = this.host
+    view.apply(msg.record)
+    const mine = view.partition(msg.record.ranges).get(self) ?? IntervalSet.EMPTY
+    const gained = mine.difference(this.ownedValue)
+    for (const d of msg.delivered) {
+      const part = d.vnodes.intersection(gained)
+      if (!part.isEmpty) streams.delivered.set(d.streamId, streams.delivered.get(d.streamId).union(part))
+    }
+    this.host.send(from, { t: 'handoff-ack', version: msg.record.version, ranges: msg.record.ranges })
+    if (this.host.isLeaving() && !gained.isEmpty) {
+      // Passed on at once, to a successor alive now: the first one may have left since.
+      if (this.leaveTarget === undefined || !members.isAlive(this.leaveTarget)) this.leaveTarget = successorOf(self, members.alive())
+      if (this.leaveTarget !== undefined) {
+        this.setOwned(this.ownedValue.union(gained), 'handoff-in')
+        this.handoffTo(this.leaveTarget, gained)
+        return
+      }
+    }
+    if (!gained.isEmpty) this.setOwned(this.ownedValue.union(gained), 'handoff-in')
+  }
+
+  /** Sets the owned virtual nodes and outputs the change (always for 'initial'). */
+  setOwned (next: IntervalSet, reason: OwnershipReason): void {
+    const added = next.difference(this.ownedValue)
+    const removed = this.ownedValue.difference(next)
+    if (added.isEmpty && removed.isEmpty && reason !== 'initial') return
+    this.ownedValue = next
+    this.host.emit({ type: 'ownership', owned: next, added, removed, reason })
+    this.host.trees.ownedChanged()
+    this.host.streams.ownershipChanged()
+  }
+}
