@@ -19,6 +19,7 @@ import type { TreeState } from '../trees/tree-table.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
 import type { ChunkMessage, Message, ReduceStart, StreamMode, StreamOpen } from './messages.ts'
 import { DedupeCache } from './dedupe-cache.ts'
+import { EarlyChunks } from './early-chunks.ts'
 
 /** One incoming stream (or the local origin's own). */
 export interface Incoming {
@@ -99,6 +100,7 @@ export class Streams {
   private readonly incomingByKey = new Map<string, Incoming>()
   private readonly outgoing = new Map<number, Route>()
   private readonly owners = new Map<Incoming, Transfer>()
+  private readonly early = new EarlyChunks()
   private nextStream = 1
   readonly delivered: DedupeCache
 
@@ -127,6 +129,7 @@ export class Streams {
     const key = `${from}#${msg.stream}`
     let inc = this.incomingByKey.get(key)
     let t: Transfer | undefined
+    let early: ChunkMessage[] = []
     if (msg.open !== undefined) {
       if (inc !== undefined) { this.host.reject('duplicate-open'); return }
       const o = msg.open
@@ -148,8 +151,14 @@ export class Streams {
       this.owners.set(inc, t)
       this.incomingByKey.set(key, inc)
       this.route(t, inc, o.header)
+      // Chunks of this stream that overtook its opening one (early-chunks.ts), after this one.
+      early = this.early.take(key)
     } else {
-      if (inc === undefined) { this.host.reject('unknown-stream'); return }
+      if (inc === undefined) {
+        if (this.early.hold(now, key, msg)) this.host.wantPark()
+        else this.host.reject('unknown-stream')
+        return
+      }
       t = this.transferOf(inc)
     }
     if (t === undefined) return
@@ -163,6 +172,7 @@ export class Streams {
     }
     this.pump(t)
     this.complete(t)
+    for (const m of early) this.onChunk(now, from, m)
   }
 
   /** The receiver of one of our streams acknowledged it. */
@@ -207,7 +217,9 @@ export class Streams {
 
   /** Periodic retry of parked parts and garbage collection of idle transfers. */
   tick (now: number): boolean {
-    let parked = false
+    for (let n = this.early.expire(now); n > 0; n--) this.host.reject('unknown-stream')
+    // Held early chunks keep the timer armed until claimed or expired.
+    let parked = this.early.heldBytes > 0 || this.early.streams > 0
     for (const t of [...this.transfers.values()]) {
       if (this.retryWaits(t)) { this.pump(t); this.complete(t) }
       if (t.incoming.some((i) => !i.wait.isEmpty)) parked = true
