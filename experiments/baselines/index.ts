@@ -26,23 +26,24 @@ function run(name: BaselineName, topology: Topology, kind: 'broadcast' | 'reduce
   return { baseline: name, ...r, params: { ...planned.params, headerBytes } }
 }
 
-/** Broadcasts `bytes` from `root` with baseline `name` on `topology`. */
-export function broadcast(name: BaselineName, topology: TopologyInit | Topology, root: number, bytes: number, init?: BaselineInit): CollectiveResult {
+/** Validates a collective's arguments (named errors) and resolves its baseline, topology and options. */
+function prepare (name: BaselineName, topology: TopologyInit | Topology, root: number, sizeField: string, size: number, init: BaselineInit | undefined) {
   const impl = IMPLS[checkBaseline(name)]
   const t = toTopology(topology)
   checkRoot(t, root)
-  checkSize('bytes', bytes)
-  const config = resolveConfig(init)
+  checkSize(sizeField, size)
+  return { impl, t, config: resolveConfig(init) }
+}
+
+/** Broadcasts `bytes` from `root` with baseline `name` on `topology`. */
+export function broadcast(name: BaselineName, topology: TopologyInit | Topology, root: number, bytes: number, init?: BaselineInit): CollectiveResult {
+  const { impl, t, config } = prepare(name, topology, root, 'bytes', bytes, init)
   return run(name, t, 'broadcast', root, impl.broadcast(t, root, bytes, config), config.headerBytes)
 }
 
 /** Reduces (sums) arrays of `elements` elements of `init.elementBytes` from every peer to `root`. */
 export function reduce(name: BaselineName, topology: TopologyInit | Topology, root: number, elements: number, init?: BaselineInit): CollectiveResult {
-  const impl = IMPLS[checkBaseline(name)]
-  const t = toTopology(topology)
-  checkRoot(t, root)
-  checkSize('elements', elements)
-  const config = resolveConfig(init)
+  const { impl, t, config } = prepare(name, topology, root, 'elements', elements, init)
   return run(name, t, 'reduce', root, impl.reduce(t, root, elements, config), config.headerBytes)
 }
 

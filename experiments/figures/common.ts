@@ -139,3 +139,8 @@ export function logLogLines (values: unknown[], x: { field: string, title: strin
     }
   }
 }
+
+/** The parameters every simulated figure records about its run: stability, integrity, replay, cost. */
+export function runFacts (report: SimReport, replay: string, wallMs: number): Record<string, unknown> {
+  return { treesFirstStableMs: report.stability.firstStableMs, violations: report.violations.length, replay, wallMs: Math.round(wallMs) }
+}

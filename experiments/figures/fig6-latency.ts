@@ -8,7 +8,7 @@
 import { broadcast, lowerBounds } from '../baselines/index.ts'
 import type { Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult, TargetCheck } from '../harness/types.ts'
-import { BASELINES, IMPL_LABEL, integrity, clusterHeads, fmt, paperTopology, ratio, runSim, stabilityNote, withCore } from './common.ts'
+import { BASELINES, IMPL_LABEL, integrity, clusterHeads, fmt, paperTopology, ratio, runSim, stabilityNote, withCore, runFacts } from './common.ts'
 
 const MAGPIE_TARGET = 1.2
 const MPICH_TARGET = 4
@@ -93,10 +93,7 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
       settleMs,
       baselines: [...BASELINES],
       baselineInit: 'defaults (experiments/baselines/types.ts)',
-      treesFirstStableMs: report.stability.firstStableMs,
-      violations: report.violations.length,
-      replay: sound.replay,
-      wallMs: Math.round(wallMs),
+      ...runFacts(report, sound.replay, wallMs),
       completion: 'ms from the start until the last peer holds the byte'
     },
     points,

@@ -8,7 +8,7 @@
 import { broadcast, lowerBounds } from '../baselines/index.ts'
 import type { Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult, TargetCheck } from '../harness/types.ts'
-import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, sizeLabel, stabilityNote, withCore, logLogLines } from './common.ts'
+import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, sizeLabel, stabilityNote, withCore, logLogLines, runFacts } from './common.ts'
 
 const KB = 1024
 const MB = 1024 * KB
@@ -109,10 +109,7 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
       bandwidth: 'bytes x peers / completion time (003 §V-A2), MB/s with MB = 1e6 bytes',
       baselines: [...BASELINES],
       baselineInit: 'defaults (experiments/baselines/types.ts: 64 KB segments, 32 B headers)',
-      treesFirstStableMs: report.stability.firstStableMs,
-      violations: report.violations.length,
-      replay: sound.replay,
-      wallMs: Math.round(wallMs)
+      ...runFacts(report, sound.replay, wallMs)
     },
     points,
     tables: [

@@ -13,7 +13,7 @@
 import { lowerBounds, reduce } from '../baselines/index.ts'
 import type { Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult, TargetCheck } from '../harness/types.ts'
-import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, stabilityNote, withCore, logLogLines } from './common.ts'
+import { BASELINES, IMPL_LABEL, integrity, fmt, geometric, paperTopology, ratio, runSim, stabilityNote, withCore, logLogLines, runFacts } from './common.ts'
 
 const MAGPIE_TARGET = 1.3
 const ELEMENT_BYTES = 8
@@ -97,10 +97,7 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
       starts,
       settleMs,
       baselines: [...BASELINES],
-      treesFirstStableMs: report.stability.firstStableMs,
-      violations: report.violations.length,
-      replay: sound.replay,
-      wallMs: Math.round(wallMs)
+      ...runFacts(report, sound.replay, wallMs)
     },
     points,
     tables: [
