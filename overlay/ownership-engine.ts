@@ -340,6 +340,18 @@ export class OwnershipEngine {
   onHandoff (from: PeerId, msg: HandoffMessage): void {
     const { members, view, self, streams } = this.host
     view.apply(msg.record)
+    // Where the sender still owns what it just gave, its record lost a tie here: survivors
+    // that saw two crashes in different orders gave the same range different versions (one
+    // +1000 per take-over), and the sender's +1000 can equal a version another view already
+    // gave the sender itself. Left so, the range would be owned by nobody (the sender gave
+    // it away in its own view). The sender's word is final: claim it above every version
+    // known here, and tell everyone.
+    const stillSenders = view.partition(msg.record.ranges).get(from)
+    if (stillSenders !== undefined && from !== self) {
+      const claim: OwnershipRecord = { ranges: stillSenders, owner: self, version: view.maxVersionIn(stillSenders) + CLAIM_VERSION_STEP, ownerIncarnation: this.host.incarnation() }
+      view.apply(claim)
+      this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [claim], welcome: false })
+    }
     const mine = view.partition(msg.record.ranges).get(self) ?? IntervalSet.EMPTY
     const gained = mine.difference(this.ownedValue)
     for (const d of msg.delivered) {

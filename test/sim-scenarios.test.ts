@@ -154,6 +154,18 @@ describe('simulated scenarios', () => {
     expect(report.stability.repairs.every((x) => x.stableAfterMs !== null), 'stable again after each leave').toBe(true)
   })
 
+  it('crashes seen in different orders, then rejoins: a hand-off whose version ties another view\'s is still taken (swarm seed 434)', () => {
+    // Two peers crash at once; survivors that see the deaths in different orders give the
+    // same ranges different versions. When the crashed peers rejoin asking for their old
+    // ranges, the owner's hand-off record tied (same version) with a record naming the
+    // owner itself: the receiver kept the owner, the owner had given the ranges away, and
+    // 6 virtual nodes had no owner (6 lost deliveries). The receiver now claims them.
+    const name = 'test-handoff-version-tie'
+    const { report } = run(name)
+    expectClean(name, report)
+    expect(report.peers.final).toBe(12)
+  })
+
   it('a crashed peer rejoins asking for its old ranges and gets them back', () => {
     const name = 'test-rejoin-old-ranges'
     const { report, sim } = run(name)
