@@ -11,8 +11,9 @@ import type { DeliveredState } from '../virtual-nodes/handoff.ts'
 import { TREE_KINDS } from '../trees/tree-kind.ts'
 import { WIRE_VERSION } from './messages.ts'
 import type {
-  MemberFact, MemberStatus, Message, MessageType, ProbeTreeEntry, ReduceStart, StreamMode, StreamOpen, TreeOp
+  MemberFact, MemberStatus, Message, MessageType, NearHint, ProbeTreeEntry, ReduceStart, StreamMode, StreamOpen, TreeOp
 } from './messages.ts'
+import { MAX_NEAR_HINTS } from './near-peers.ts'
 import { WireError } from './wire-errors.ts'
 
 /** Fully resolved, validated codec limits (see `CodecLimits` in codec.ts). */
@@ -165,6 +166,13 @@ class Fields {
     }
   }
 
+  nearHint (x: unknown, path: string): NearHint {
+    const [peer, rttMs] = this.tuple(x, path, 2)
+    const rtt = this.num(rttMs, `${path}.rttMs`)
+    if (rtt < 0) bad(`${path}.rttMs`, `${rtt} < 0`)
+    return { peer: this.peer(peer, `${path}.peer`), rttMs: rtt }
+  }
+
   /** Largest array length a single partial value can carry under `maxMessageBytes`. */
   get maxReduceLength (): number {
     return Math.floor(this.limits.maxMessageBytes / 8)
@@ -177,14 +185,19 @@ class Fields {
     const root = this.peer(own(o, 'root'), `${path}.root`)
     const readPath = (): PeerId[] => this.list(own(o, 'path'), `${path}.path`, (y, p) => this.peer(y, p))
     switch (op) {
-      case 'check':
-        return {
+      case 'check': {
+        const check = {
           op, kind, root,
           id: this.int(own(o, 'id'), `${path}.id`, Number.MIN_SAFE_INTEGER),
           origin: this.peer(own(o, 'origin'), `${path}.origin`),
           dist: this.num(own(o, 'dist'), `${path}.dist`),
           path: readPath()
         }
+        const short = own(o, 'short')
+        if (short === undefined) return check
+        if (short !== true) bad(`${path}.short`, 'expected true when present')
+        return { ...check, short: true }
+      }
       case 'result':
         return {
           op, kind, root,
@@ -271,12 +284,18 @@ const READERS: { readonly [T in MessageType]: Reader } = {
   pong: (o, f) => ({ t: 'pong', nonce: nonce(o, f) }),
   'probe-req': (o, f) => ({ t: 'probe-req', nonce: nonce(o, f) }),
   sync: () => ({ t: 'sync' }),
-  'probe-rep': (o, f) => ({
-    t: 'probe-rep',
-    nonce: nonce(o, f),
-    trees: f.list(own(o, 'trees'), 'trees', (x, p) => f.probeEntry(x, p)),
-    padding: f.bytes(own(o, 'padding'), 'padding').byteLength
-  }),
+  'probe-rep': (o, f) => {
+    const msg = {
+      t: 'probe-rep' as const,
+      nonce: nonce(o, f),
+      trees: f.list(own(o, 'trees'), 'trees', (x, p) => f.probeEntry(x, p)),
+      padding: f.bytes(own(o, 'padding'), 'padding').byteLength
+    }
+    const near = own(o, 'near')
+    if (near === undefined) return msg
+    if (Array.isArray(near) && near.length > MAX_NEAR_HINTS) throw new WireError('limit', `near: ${near.length} hints > ${MAX_NEAR_HINTS}`)
+    return { ...msg, near: f.list(near, 'near', (x, p) => f.nearHint(x, p)) }
+  },
   tree: (o, f) => ({ t: 'tree', ops: f.list(own(o, 'ops'), 'ops', (x, p) => f.treeOp(x, p)) }),
   chunk: (o, f) => {
     const stream = f.int(own(o, 'stream'), 'stream')

@@ -6,7 +6,7 @@
  * string), a Float64Array as its raw little-endian bytes, an ownership record as
  * `[rangesBytes, owner, version]`, a delivered state as `[streamId, vnodesBytes]`, a member
  * fact as `[peer, incarnation, status]`, a probe tree entry as
- * `[root, dist, est, latChildren, bwChildren]`; tree operations, stream opens and reduce
+ * `[root, dist, est, latChildren, bwChildren]`, a near hint as `[peer, rttMs]`; tree operations, stream opens and reduce
  * starts are maps with the field names of their types. A probe reply's `padding` is a
  * zero-filled byte string of that length, so a probe really costs its size on the wire.
  *
@@ -68,7 +68,9 @@ const recordWire = (r: OwnershipRecord): unknown[] => r.ownerIncarnation === und
 
 function treeOpWire (op: TreeOp): Record<string, unknown> {
   switch (op.op) {
-    case 'check': return { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin, dist: op.dist, path: op.path }
+    case 'check': return op.short === true
+      ? { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin, dist: op.dist, path: op.path, short: true }
+      : { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin, dist: op.dist, path: op.path }
     case 'result': return { op: op.op, kind: op.kind, root: op.root, id: op.id, ok: op.ok, dist: op.dist, path: op.path }
     case 'adopt': return { op: op.op, kind: op.kind, root: op.root, reach: setBytes(op.reach), bw: op.bw }
     case 'reach': return { op: op.op, kind: op.kind, root: op.root, reach: setBytes(op.reach) }
@@ -105,10 +107,14 @@ function fieldsWire (msg: Message): Record<string, unknown> {
     case 'pong':
     case 'probe-req': return { nonce: msg.nonce }
     case 'sync': return {}
-    case 'probe-rep': return {
-      nonce: msg.nonce,
-      trees: msg.trees.map((e) => [e.root, e.dist, e.est, e.latChildren, e.bwChildren]),
-      padding: new Uint8Array(msg.padding)
+    case 'probe-rep': {
+      const out: Record<string, unknown> = {
+        nonce: msg.nonce,
+        trees: msg.trees.map((e) => [e.root, e.dist, e.est, e.latChildren, e.bwChildren]),
+        padding: new Uint8Array(msg.padding)
+      }
+      if (msg.near !== undefined) out.near = msg.near.map((h) => [h.peer, h.rttMs])
+      return out
     }
     case 'tree': return { ops: msg.ops.map(treeOpWire) }
     case 'chunk': {
@@ -203,7 +209,7 @@ const pathSize = (p: readonly string[]): number => str('path') + list(p, str)
 function treeOpSize (op: TreeOp): number {
   const common = ks('op', op.op) + ks('kind', op.kind) + ks('root', op.root)
   switch (op.op) {
-    case 'check': return 1 + common + kn('id', op.id) + ks('origin', op.origin) + kn('dist', op.dist) + pathSize(op.path)
+    case 'check': return 1 + common + kn('id', op.id) + ks('origin', op.origin) + kn('dist', op.dist) + pathSize(op.path) + (op.short === true ? kbool('short') : 0)
     case 'result': return 1 + common + kn('id', op.id) + kbool('ok') + kn('dist', op.dist) + pathSize(op.path)
     case 'adopt': return 1 + common + kset('reach', op.reach) + kn('bw', op.bw)
     case 'reach': return 1 + common + kset('reach', op.reach)
@@ -236,7 +242,8 @@ function fieldsSize (msg: Message): number {
     case 'probe-req': return kn('nonce', msg.nonce)
     case 'sync': return 0
     case 'probe-rep': return kn('nonce', msg.nonce) + str('padding') + bytes(msg.padding) +
-      str('trees') + list(msg.trees, (e) => 1 + str(e.root) + num(e.dist) + num(e.est) + num(e.latChildren) + num(e.bwChildren))
+      str('trees') + list(msg.trees, (e) => 1 + str(e.root) + num(e.dist) + num(e.est) + num(e.latChildren) + num(e.bwChildren)) +
+      (msg.near === undefined ? 0 : str('near') + list(msg.near, (h) => 1 + str(h.peer) + num(h.rttMs)))
     case 'tree': return str('ops') + list(msg.ops, treeOpSize)
     case 'chunk': return kn('stream', msg.stream) + kn('index', msg.index) + str('data') + bytes(msg.data.byteLength) +
       (msg.open === undefined ? 0 : str('open') + openSize(msg.open))

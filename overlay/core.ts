@@ -78,6 +78,7 @@ export class TreecastCore {
   private readonly pingSent = new Map<PeerId, number>()
   private livenessArmed = false
   private parkArmed = false
+  private treeArmed = false
   /** Peers whose connection closed, with their incarnation, until the grace period ends. */
   private readonly suspects = new Map<PeerId, number>()
   /** Messages that arrived while joining, before the contact's snapshot. */
@@ -133,9 +134,9 @@ export class TreecastCore {
       self: this.self,
       random: params.random,
       alive: () => this.members.alive(),
+      isAlive: (p) => this.members.isAlive(p),
       send: (to, m) => this.send(to, m),
       setTimer: (at, kind) => this.timers.add(at, kind),
-      entries: () => this.trees.probeEntries(),
       judged: (now, cand, rtt, bw, entries) => { this.trees.judge(now, cand, rtt, bw, entries) },
       parentlessCount: () => this.trees.parentlessCount(),
       isRunning: () => this.stateValue === 'running'
@@ -155,6 +156,7 @@ export class TreecastCore {
       fanout: (m, except) => this.fanout(m, except),
       emit: (o) => this.out.push(o),
       triggerProbing: (now) => this.probing.trigger(now),
+      probeTargetGone: (now, peer) => this.probing.targetGone(now, peer),
       checkLeft: () => this.checkLeft(false),
       evicted: () => { this.stateValue = 'evicted'; this.out.push({ type: 'evicted' }) },
       reject: (r) => this.reject(r)
@@ -219,6 +221,7 @@ export class TreecastCore {
     this.now = now
     this.stateValue = 'leaving'
     this.probing.stop()
+    this.trees.leaveAll()
     this.ownership.startLeave()
     this.members.apply({ peer: this.self, incarnation: this.incarnation, status: 'left' })
     this.fanout({ t: 'facts', vnodeCount: this.vnodes, members: [{ peer: this.self, incarnation: this.incarnation, status: 'left' }], records: [], welcome: false })
@@ -303,9 +306,9 @@ export class TreecastCore {
       case 'give': this.ownership.onGive(msg); break
       case 'handoff': this.ownership.onHandoff(from, msg); break
       case 'handoff-ack': this.ownership.onHandoffAck(from); break
-      case 'ping': this.send(from, { t: 'pong', nonce: msg.nonce }); break
+      case 'ping': this.probing.pinged(now, from); this.send(from, { t: 'pong', nonce: msg.nonce }); break
       case 'pong': this.probing.onPong(now, from, msg.nonce); break
-      case 'probe-req': this.send(from, { t: 'probe-rep', nonce: msg.nonce, trees: this.trees.probeEntries(), padding: this.config.probeBytes }); break
+      case 'probe-req': this.send(from, { t: 'probe-rep', nonce: msg.nonce, trees: this.trees.probeEntries(), padding: this.config.probeBytes, near: this.probing.requested(now, from) }); break
       case 'probe-rep': this.stats.probes++; this.probing.onReply(now, from, msg); break
       case 'tree': for (const op of msg.ops) this.trees.handleOp(now, from, op); break
       case 'chunk': this.streams.onChunk(now, from, msg); break
@@ -367,6 +370,7 @@ export class TreecastCore {
         case 'park': this.parkArmed = false; if (this.streams.tick(now)) this.armPark(); break
         case 'leave': this.checkLeft(true); break
         case 'steady': this.probing.onSteadyTimer(now); break
+        case 'tree': this.treeArmed = false; this.trees.flush(); break
         case 'suspect': {
           const inc = this.suspects.get(e.key)
           this.suspects.delete(e.key)
@@ -457,9 +461,17 @@ export class TreecastCore {
     for (const p of this.members.alive()) if (p !== this.self && p !== except) this.send(p, msg)
   }
 
-  /** Ends every input: batched tree updates go out, the liveness timer is armed if needed. */
+  /**
+   * Ends every input: tree operations go out batched per neighbour, reach and metric
+   * updates too, or after `treeUpdateDelayMs` (several changes of one tree then travel as
+   * one update); the liveness timer is armed if needed.
+   */
   private flush (now: number): void {
-    this.trees.flush()
+    if (this.config.treeUpdateDelayMs === 0) this.trees.flush()
+    else if (this.trees.hasDirty && !this.treeArmed) {
+      this.treeArmed = true
+      this.timers.add(now + this.config.treeUpdateDelayMs, 'tree')
+    }
     const box = this.treeOutbox
     this.treeOutbox = new Map()
     for (const [to, ops] of box) {

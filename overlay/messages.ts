@@ -9,8 +9,10 @@ import type { DeliveredState } from '../virtual-nodes/handoff.ts'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
 import type { ProbeTreeEntry, TreeOp } from '../trees/tree-ops.ts'
+import type { NearHint } from './near-peers.ts'
 
 export type { ProbeTreeEntry, TreeOp } from '../trees/tree-ops.ts'
+export type { NearHint } from './near-peers.ts'
 
 /** The wire version this core speaks; messages of any other version are rejected. */
 export const WIRE_VERSION = 1
@@ -57,12 +59,17 @@ export interface PongMessage { readonly t: 'pong', readonly nonce: number }
 /** Asks for the probe download. */
 export interface ProbeRequestMessage { readonly t: 'probe-req', readonly nonce: number }
 
-/** The probe download: the candidate's state for every tree, padded to the probe size. */
+/**
+ * The probe download: the candidate's state for every tree, padded to the probe size, and
+ * the candidate's nearest peers (hints for picking the next candidates; absent from peers
+ * that send none).
+ */
 export interface ProbeReplyMessage {
   readonly t: 'probe-rep'
   readonly nonce: number
   readonly trees: readonly ProbeTreeEntry[]
   readonly padding: number
+  readonly near?: readonly NearHint[]
 }
 
 export interface TreeMessage { readonly t: 'tree', readonly ops: readonly TreeOp[] }

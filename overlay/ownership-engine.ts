@@ -55,6 +55,8 @@ export interface OwnershipHost {
   emit (out: Output): void
   /** A membership change may have made other parents better: probe. */
   triggerProbing (now: number): void
+  /** `peer` left or died: a probe waiting for its answer is given up at once. */
+  probeTargetGone (now: number, peer: PeerId): void
   /** Something a leaving peer waits for went away: it may be done. */
   checkLeft (): void
   /** This peer's own incarnation was declared gone by another peer. */
@@ -211,6 +213,7 @@ export class OwnershipEngine {
       return
     }
     this.host.trees.removeRoot(c.peer)
+    this.host.probeTargetGone(now, c.peer)
     if (c.after === 'left') this.rehomeOrphansOf(c.peer)
     else this.orphansTo.delete(c.peer)
     // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed

@@ -1,20 +1,21 @@
 /**
  * Runs one probe at a time (003 §IV-A): a 1-byte ping-pong for the RTT, then a download
- * of `probeBytes` that carries the candidate's state for every tree. Times come from the
- * driver's `now`, so the measurement is whatever the network (real or modelled) did.
+ * of `probeBytes` that carries the candidate's state for every tree (and its nearest
+ * peers). Times come from the driver's `now`, so the measurement is whatever the network
+ * (real or modelled) did.
  */
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import type { Message, ProbeReplyMessage, ProbeTreeEntry } from './messages.ts'
+import type { Message, NearHint, ProbeReplyMessage, ProbeTreeEntry } from './messages.ts'
 
 /** What the runner needs from the peer around it. */
 export interface ProbeHost {
-  readonly self: PeerId
-  readonly random: () => number
-  alive (): readonly PeerId[]
+  /** The next peer to probe; undefined when there is no other member. */
+  candidate (): PeerId | undefined
+  /** The smallest RTT measured to `peer` by earlier probes (Infinity if none). */
+  baseRttMs (peer: PeerId): number
   send (to: PeerId, msg: Message): void
   setTimer (at: number): void
-  entries (): ProbeTreeEntry[]
-  judged (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number, entries: readonly ProbeTreeEntry[]): void
+  judged (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void
   finished (now: number): void
 }
 
@@ -30,11 +31,10 @@ export class ProbeRunner {
 
   get inFlight (): boolean { return this.current !== null }
 
-  /** Probes a random other member; finishes at once when there is none. */
+  /** Probes the host's next candidate; finishes at once when there is none. */
   start (now: number): void {
-    const others = this.host.alive().filter((p) => p !== this.host.self)
-    if (others.length === 0) { this.host.finished(now); return }
-    const target = others[Math.floor(this.host.random() * others.length)] as PeerId
+    const target = this.host.candidate()
+    if (target === undefined) { this.host.finished(now); return }
     this.nonce = (this.nonce % 0x7fffffff) + 1
     this.current = { target, nonce: this.nonce, phase: 'ping', sentAt: now, rttMs: Infinity, pings: 1 }
     this.started++
@@ -63,11 +63,22 @@ export class ProbeRunner {
     const c = this.current
     if (c === null || c.phase !== 'data' || c.target !== from || c.nonce !== msg.nonce) return
     const elapsedMs = now - c.sentAt
-    // The download took one RTT (request out, first byte back) plus the transfer itself.
-    const transferMs = Math.max(elapsedMs - c.rttMs, elapsedMs * 0.05, 1e-6)
+    // The download took one RTT (request out, first byte back) plus the transfer itself. The
+    // RTT is the smallest ever measured to this peer: a ping that waited behind queued data
+    // would otherwise shrink the transfer time and inflate the rate (a wide-area link
+    // measured at 60 MB/s because its ping took 55 ms and the download 57 ms).
+    const rttMs = Math.max(Math.min(c.rttMs, this.host.baseRttMs(from)), 1e-6)
+    const transferMs = Math.max(elapsedMs - rttMs, elapsedMs * 0.05, 1e-6)
     const bw = this.cfg.probeBytes / (transferMs / 1000)
     this.current = null
-    this.host.judged(now, from, Math.max(c.rttMs, 1e-6), bw, msg.trees)
+    this.host.judged(now, from, rttMs, bw, msg.trees, msg.near ?? [])
+    this.host.finished(now)
+  }
+
+  /** Gives up the probe in flight if it waits for `peer` (gone); the host picks the next. */
+  abandon (now: number, peer: PeerId): void {
+    if (this.current?.target !== peer) return
+    this.current = null
     this.host.finished(now)
   }
 

@@ -9,6 +9,7 @@ import { REJECT_REASONS, WireError } from '../overlay/wire-errors.ts'
 import type { RejectReason } from '../overlay/wire-errors.ts'
 import { WIRE_VERSION } from '../overlay/messages.ts'
 import type { Message, MessageType, ProbeTreeEntry, StreamOpen, TreeOp } from '../overlay/messages.ts'
+import { MAX_NEAR_HINTS } from '../overlay/near-peers.ts'
 
 /** Comparable form: interval sets and byte arrays become plain data. */
 function norm (x: unknown): unknown {
@@ -96,7 +97,8 @@ const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
       { root: 'p1', dist: 23.5, est: 1.25e7, latChildren: 2, bwChildren: 0 },
       { root: 'p2', dist: -1, est: -1, latChildren: 0, bwChildren: 5 }
     ],
-    padding: 1000
+    padding: 1000,
+    near: [{ peer: 'p3', rttMs: 0.31 }, { peer: 'p4', rttMs: 0 }]
   },
   tree: { t: 'tree', ops: Object.values(OPS) },
   chunk: { t: 'chunk', stream: 5, index: 0, data: new Uint8Array([1, 2, 3, 255]), open: OPEN },
@@ -180,7 +182,7 @@ const arbRecord = fc.record({ ranges: arbSet, owner: arbPeer, version: arbCount 
 const arbPath = fc.array(arbPeer, { maxLength: 6 })
 
 const arbTreeOp: fc.Arbitrary<TreeOp> = fc.oneof(
-  fc.record({ op: fc.constant('check' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer, dist: arbFinite, path: arbPath }),
+  fc.record({ op: fc.constant('check' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer, dist: arbFinite, path: arbPath, short: fc.constant(true as const) }, { requiredKeys: ['op', 'kind', 'root', 'id', 'origin', 'dist', 'path'] }),
   fc.record({ op: fc.constant('result' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, ok: fc.boolean(), dist: arbFinite, path: arbPath }),
   fc.record({ op: fc.constant('adopt' as const), kind: arbKind, root: arbPeer, reach: arbSet, bw: fc.double({ min: 0, max: 1e12, noNaN: true }) }),
   fc.record({ op: fc.constantFrom('detach' as const, 'disown' as const), kind: arbKind, root: arbPeer }),
@@ -218,7 +220,13 @@ const arbMessage: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('handoff' as const), record: arbRecord, delivered: fc.array(fc.record({ streamId: arbId, vnodes: arbSet }), { maxLength: 5 }) }),
   fc.record({ t: fc.constant('handoff-ack' as const), version: arbCount, ranges: arbSet }),
   fc.record({ t: fc.constantFrom('ping' as const, 'pong' as const, 'probe-req' as const), nonce: arbSafeInt }),
-  fc.record({ t: fc.constant('probe-rep' as const), nonce: arbSafeInt, trees: fc.array(arbProbeEntry, { maxLength: 6 }), padding: fc.nat(3000) }),
+  fc.record({
+    t: fc.constant('probe-rep' as const),
+    nonce: arbSafeInt,
+    trees: fc.array(arbProbeEntry, { maxLength: 6 }),
+    padding: fc.nat(3000),
+    near: fc.array(fc.record({ peer: arbPeer, rttMs: fc.double({ min: 0, max: 1e6, noNaN: true }) }), { maxLength: 8 })
+  }, { requiredKeys: ['t', 'nonce', 'trees', 'padding'] }),
   fc.record({ t: fc.constant('tree' as const), ops: fc.array(arbTreeOp, { maxLength: 8 }) }),
   fc.record({ t: fc.constant('chunk' as const), stream: arbCount, index: fc.nat(1_000_000), data: fc.uint8Array({ maxLength: 300 }), open: arbOpen }, { requiredKeys: ['t', 'stream', 'index', 'data'] })
     .map((m) => (m.open !== undefined && m.index >= m.open.chunkCount ? { ...m, index: m.open.chunkCount - 1 } : m)),
@@ -385,6 +393,10 @@ describe('rejections', () => {
     rejects(encodeMessage({ t: 'tree', ops: [{ ...OPS.check, path: ['a', 'b', 'c', 'd'] }] }), 'limit', { maxListLength: 3 })
     rejects(encodeMessage({ t: 'tree', ops: Array.from({ length: 4 }, () => OPS.detach) }), 'limit', { maxListLength: 3 })
     rejects(raw({ t: 'probe-rep', nonce: 1, trees: Array.from({ length: 4 }, () => ['p', 1, 1, 0, 0]), padding: new Uint8Array(0) }), 'limit', { maxListLength: 3 })
+    // Near hints have their own, smaller bound whatever maxListLength says.
+    const hints = (n: number): unknown[] => Array.from({ length: n }, (_, i) => [`p${i}`, 1])
+    expect(decodeMessage(raw({ t: 'probe-rep', nonce: 1, trees: [], padding: new Uint8Array(0), near: hints(MAX_NEAR_HINTS) })).t).toBe('probe-rep')
+    rejects(raw({ t: 'probe-rep', nonce: 1, trees: [], padding: new Uint8Array(0), near: hints(MAX_NEAR_HINTS + 1) }), 'limit')
   })
 
   const badFields: Array<[string, Record<string, unknown>]> = [
@@ -409,6 +421,10 @@ describe('rejections', () => {
     ['float64 bytes not a multiple of 8', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(12) }],
     ['probe dist below -1', { t: 'probe-rep', nonce: 1, trees: [['p', -2, 1, 0, 0]], padding: new Uint8Array(0) }],
     ['padding not bytes', { t: 'probe-rep', nonce: 1, trees: [], padding: 100 }],
+    ['near hint with a negative RTT', { t: 'probe-rep', nonce: 1, trees: [], padding: new Uint8Array(0), near: [['p', -1]] }],
+    ['near hint not a pair', { t: 'probe-rep', nonce: 1, trees: [], padding: new Uint8Array(0), near: [['p']] }],
+    ['near not a list', { t: 'probe-rep', nonce: 1, trees: [], padding: new Uint8Array(0), near: 'p' }],
+    ['short check not true', { t: 'tree', ops: [{ ...OPS.check, short: false }] }],
     ['proto-injected field', { t: 'ping', ['__proto__']: { nonce: 1 } }]
   ]
   for (const [name, fields] of badFields) {

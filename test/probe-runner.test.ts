@@ -9,12 +9,10 @@ function harness (probePingCount: number): { runner: ProbeRunner, sent: Array<{ 
   const judged: Array<{ rtt: number, bw: number }> = []
   const finished: number[] = []
   const host: ProbeHost = {
-    self: 'a',
-    random: () => 0,
-    alive: () => ['a', 'b'],
+    candidate: () => 'b',
+    baseRttMs: () => Infinity,
     send: (to, msg) => { sent.push({ to, msg }) },
     setTimer: () => {},
-    entries: () => [],
     judged: (_now, _cand, rtt, bw) => { judged.push({ rtt, bw }) },
     finished: (now) => { finished.push(now) }
   }

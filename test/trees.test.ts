@@ -324,9 +324,9 @@ describe('TreeTable: attaching through a check', () => {
   })
 
   it('the check walks up to the root; the origin commits, adopts and detaches from the old parent', () => {
-    const net = new TreeNet(['r', 'a', 'b', 'c'])
-    // r <- a <- b, and c under r.
-    net.build('r', [['a', 'r'], ['b', 'a'], ['c', 'r']], 10)
+    const net = new TreeNet(['r', 'a', 'b', 'c', 'd'])
+    // r <- a <- b, and c under r with a child d (so c's move needs the whole walk).
+    net.build('r', [['a', 'r'], ['b', 'a'], ['c', 'r'], ['d', 'c']], 10)
     net.log.length = 0
     // c moves under b: RTT 3 < 10 and dist(b) = 5 < dist(c) = 10 (entries say so).
     const entries: ProbeTreeEntry[] = [{ root: 'r', dist: 5, est: 1e9, latChildren: 0, bwChildren: 0 }]
@@ -336,7 +336,7 @@ describe('TreeTable: attaching through a check', () => {
     // The walk: c -> b (check), b -> a, a -> r, r -> c (result), then unlocks, adopt, detach.
     expect(lat.map((s) => `${s.op.op}:${s.from}>${s.to}`)).toEqual([
       'check:c>b', 'check:b>a', 'check:a>r', 'result:r>c',
-      'unlock:c>b', 'unlock:c>a', 'adopt:c>b', 'detach:c>r',
+      'unlock:c>b', 'unlock:c>a', 'adopt:c>b', 'detach:c>r', 'metric:c>d',
       'reach:b>a', 'metric:b>c', 'reach:a>r'
     ])
     const result = lat.find((s) => s.op.op === 'result')?.op
@@ -353,8 +353,73 @@ describe('TreeTable: attaching through a check', () => {
     expect(net.t('c').get('lat', 'r')?.parentRttMs).toBe(3)
     // Reach propagated up: r reaches c's nodes through a now.
     expect(net.t('r').get('lat', 'r')?.children.get('a')?.containsAll(IntervalSet.range(30, 40))).toBe(true)
-    expect(net.t('r').reachOf('lat', 'r')?.equals(IntervalSet.range(0, 40))).toBe(true)
+    expect(net.t('r').reachOf('lat', 'r')?.equals(IntervalSet.range(0, 50))).toBe(true)
     expect(net.changes.filter((c) => c.peer === 'c' && c.root === 'r').map((c) => c.parent)).toEqual(['r', 'r', 'b', 'b'])
+  })
+
+  it('a leaf asks only its candidate (a short check): locked until the adoption, distance from the candidate', () => {
+    const net = new TreeNet(['r', 'a', 'b', 'c'])
+    net.build('r', [['a', 'r'], ['b', 'a'], ['c', 'r']], 10)
+    net.log.length = 0
+    const entries: ProbeTreeEntry[] = [{ root: 'r', dist: 5, est: 1e9, latChildren: 0, bwChildren: 0 }]
+    expect(net.judge('c', 'b', 3, 1e9, entries)).toBe(2)
+    expect(net.sentOps('check').every((s) => s.op.op === 'check' && s.op.short === true)).toBe(true)
+    net.deliverAll('c>b')
+    // b locked itself for c and answered at once: nothing went up to a or r.
+    for (const kind of TREE_KINDS) expect(net.t('b').get(kind, 'r')?.locks.size).toBe(1)
+    const delivered = net.drain().filter((s) => s.op.kind === 'lat')
+    expect(delivered.map((s) => `${s.op.op}:${s.from}>${s.to}`)).toEqual([
+      'result:b>c', 'unlock:c>b', 'adopt:c>b', 'detach:c>r', 'reach:b>a', 'metric:b>c', 'reach:a>r'
+    ])
+    expect(delivered[0]?.op).toMatchObject({ ok: true, path: ['b'], dist: 20 })
+    for (const kind of TREE_KINDS) {
+      expect(net.parentOf('c', kind, 'r')).toBe('b')
+      expect(net.t('b').get(kind, 'r')?.locks.size).toBe(0)
+    }
+    expect(net.t('c').get('lat', 'r')?.metric).toBe(23)
+  })
+
+  it('a short check is aborted when a child committed under the leaf meanwhile (it may be the candidate\'s ancestor)', () => {
+    const net = new TreeNet(['r', 'x', 'y', 'p'])
+    net.build('r', [['x', 'r'], ['y', 'x'], ['p', 'r']], 10)
+    // p (a leaf) asks y (x's child) to be its parent.
+    expect(net.t('p').judge(0, 'y', 1, 1e12, [attractive('r')])).toBe(2)
+    // x (with child y) moves under p: its full check walks p -> r and commits first.
+    expect(net.t('x').judge(0, 'p', 1, 1e12, [attractive('r')])).toBe(2)
+    net.deliverAll('x>p') // x's checks reach p first (p locks, forwards to r)
+    net.deliverAll('p>r')
+    net.deliverAll('r>x') // results: x commits, unlock + adopt go to p
+    net.deliverAll('x>p') // p now has child x (and y below it)
+    net.drain() // p's short check to y is answered now: committing would close p -> y -> x -> p
+    for (const kind of TREE_KINDS) {
+      expect(net.cycle(kind, 'r')).toBeUndefined()
+      expect(net.parentOf('x', kind, 'r')).toBe('p')
+      expect(net.parentOf('p', kind, 'r')).toBe('r')
+    }
+    expect(net.t('p').stats.attachesAborted).toBe(2)
+  })
+
+  it('a candidate lock that expired unanswered keeps the peer from short checks until the origin answers', () => {
+    const net = new TreeNet(['r', 'a', 'b', 'c'], 100)
+    net.build('r', [['a', 'r'], ['b', 'r'], ['c', 'r']], 10)
+    // b asks a (short: b is a leaf); the answer and b's unlock are lost in transit.
+    expect(net.t('b').judge(0, 'a', 1, 1e12, [attractive('r')])).toBe(2)
+    net.deliverAll('b>a')
+    for (const l of net.links.values()) l.length = 0
+    // a's lock expires: b may still commit under a as far as a knows, so a is not a leaf.
+    net.now = 150
+    net.log.length = 0
+    expect(net.t('a').judge(150, 'c', 1, 1e12, [attractive('r')])).toBe(2)
+    const checks = net.sentOps('check', { from: 'a' })
+    expect(checks.every((s) => s.op.op === 'check' && s.op.short !== true)).toBe(true)
+    expect(net.t('a').get('lat', 'r')?.unanswered.size).toBe(1)
+    net.drain()
+    // b gives up its pending change on its next look at the tree and tells a.
+    net.now = 300
+    net.t('b').judge(300, 'c', 50, 1, [{ root: 'r', dist: 1e6, est: 0, latChildren: 0, bwChildren: 0 }])
+    net.t('b').flush()
+    net.drain()
+    expect(net.t('a').get('lat', 'r')?.unanswered.size).toBe(0)
   })
 
   it('bandwidth: est = min(est(c), bw / (children + 1)) at commit, and only a strictly better one moves', () => {
@@ -708,6 +773,70 @@ describe('TreeTable: reach, metrics, departures', () => {
     net.log.length = 0
     a.handleOp(0, 'p', { op: 'adopt', kind: 'lat', root: 'r', reach: IntervalSet.of(1), bw: 1e6 })
     expect(net.sentOps('disown')).toMatchObject([{ from: 'a', to: 'p', op: { op: 'disown', kind: 'lat', root: 'r' } }])
+  })
+
+  it('a root that dies and comes back: the remade tree is no leaf until its former children answered (swarm seed 14)', () => {
+    // r's trees: r <- y <- x. y drops r's trees (it learns r's old incarnation died) while
+    // x, which already saw r come back, still has y as its parent. Without the tombstone y
+    // remade r's tree empty, took x as parent with a short check, and closed y -> x -> y.
+    const net = new TreeNet(['r', 'y', 'x'])
+    net.build('r', [['y', 'r'], ['x', 'y']], 10)
+    const y = net.t('y')
+    y.removeRoot('r')
+    y.ensureRoot('r')
+    expect(net.t('x').get('lat', 'r')?.parent).toBe('y')
+    expect(y.get('lat', 'r')?.unanswered.size).toBe(1)
+    net.log.length = 0
+    expect(y.judge(0, 'x', 1, 1e12, [attractive('r')])).toBe(2)
+    // Not a leaf: the full check walks x -> y and is refused.
+    expect(net.sentOps('check', { from: 'y' }).every((c) => c.op.op === 'check' && c.op.short !== true)).toBe(true)
+    net.drain()
+    for (const kind of TREE_KINDS) {
+      expect(net.cycle(kind, 'r')).toBeUndefined()
+      // x got the disown and answered with a detach, which cleared the tombstone's entry.
+      expect(net.parentOf('x', kind, 'r')).toBeNull()
+      expect(y.get(kind, 'r')?.unanswered.size).toBe(0)
+    }
+  })
+
+  it('a leaving peer detaches from every parent at once and makes no more parent changes (swarm seed 90)', () => {
+    // Peers drop a leaver as a child as soon as they learn it left; had it kept pointing at
+    // its parent, that parent would look like a leaf and could short-check into the
+    // leaver's own subtree.
+    const net = new TreeNet(['r', 'p', 'l', 'c'])
+    net.build('r', [['p', 'r'], ['l', 'p'], ['c', 'l']], 10)
+    net.log.length = 0
+    net.t('l').leaveAll()
+    for (const kind of TREE_KINDS) expect(net.parentOf('l', kind, 'r')).toBeNull()
+    expect(net.sentOps('detach').map((s) => `${s.from}>${s.to}`)).toEqual(['l>p', 'l>p'])
+    net.drain()
+    for (const kind of TREE_KINDS) expect(net.t('p').get(kind, 'r')?.children.has('l')).toBe(false)
+    // Frozen: probes start nothing, and a result that comes back is not committed.
+    expect(net.t('l').judge(0, 'r', 1, 1e12, [attractive('r')])).toBe(0)
+    expect(net.t('l').connectedCount).toBe(0)
+  })
+
+  it('a tombstone is forgotten once every former child answered, and when the root never comes back', () => {
+    const net = new TreeNet(['r', 'y', 'x'])
+    net.build('r', [['y', 'r'], ['x', 'y']], 10)
+    net.t('y').removeRoot('r')
+    net.drain() // disown -> x, detach -> y
+    net.t('y').ensureRoot('r')
+    for (const kind of TREE_KINDS) expect(net.t('y').get(kind, 'r')?.unanswered.size).toBe(0)
+    // A child that dies instead of answering also clears it.
+    const net2 = new TreeNet(['r', 'y', 'x'])
+    net2.build('r', [['y', 'r'], ['x', 'y']], 10)
+    net2.t('y').removeRoot('r')
+    net2.alive.delete('x')
+    net2.t('y').peerGone('x')
+    net2.t('y').ensureRoot('r')
+    for (const kind of TREE_KINDS) expect(net2.t('y').get(kind, 'r')?.unanswered.size).toBe(0)
+    // Without either, the remade tree would start with the former child unanswered.
+    const net3 = new TreeNet(['r', 'y', 'x'])
+    net3.build('r', [['y', 'r'], ['x', 'y']], 10)
+    net3.t('y').removeRoot('r')
+    net3.t('y').ensureRoot('r')
+    for (const kind of TREE_KINDS) expect(net3.t('y').get(kind, 'r')?.unanswered.size).toBe(1)
   })
 
   it('ops from strangers are ignored: reach from a non-child, metric from a non-parent', () => {

@@ -17,7 +17,12 @@ export interface ProbeTreeEntry {
 
 /** Tree maintenance operations, batched per neighbour. */
 export type TreeOp =
-  | { readonly op: 'check', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId, readonly dist: number, readonly path: readonly PeerId[] }
+  /**
+   * A parent-change check on its way from the candidate up to the root. `short`: the origin
+   * has no descendants, so only the candidate is asked (it locks itself and answers with its
+   * own distance) instead of the whole path.
+   */
+  | { readonly op: 'check', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId, readonly dist: number, readonly path: readonly PeerId[], readonly short?: true }
   | { readonly op: 'result', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly ok: boolean, readonly dist: number, readonly path: readonly PeerId[] }
   | { readonly op: 'adopt', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet, /** bw(child,parent) as the child measured it (bandwidth tree; 0 otherwise). */ readonly bw: number }
   /** Child to its old parent: remove me from your children. */

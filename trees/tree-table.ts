@@ -8,6 +8,20 @@
  * from c up to the root along parent pointers. Every node it passes is locked (it will not
  * change its own parent) until p commits or gives up, and the check fails if it meets p.
  * So when p commits, the path c..root is exactly as checked and does not contain p.
+ *
+ * Leaves need less. A peer x with parent y is always known to y: x's check (either kind)
+ * locked y first, and x's commit sends y the unlock and the adoption in one batch, so y has
+ * x as a child or still holds the lock (or a lock that expired without an answer: kept as
+ * `unanswered` until the origin answers or dies). A peer with no children, no locks and no
+ * unanswered locks therefore has no descendants, and no move of its can close a cycle: it
+ * sends a `short` check that only its candidate answers (locking itself, so the invariant
+ * holds for the new child too). In a cold start every first attach is such a move.
+ *
+ * Dropping a root's trees (the root died) must not break that: a child may still point
+ * here, and a check may still count on a lock here, if the root comes back (a rejoin
+ * keeps its name) and the trees are made again. So the dropped trees' children are
+ * disowned (they answer with a detach) and, with the locks, left in a tombstone that the
+ * remade tree starts from: it is no leaf until every former child has answered.
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
@@ -17,9 +31,22 @@ import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
 
 /** Concurrent parent-change checks one peer lets pass through it, per tree. */
 export const MAX_LOCKS_PER_TREE = 64
+/** Trees of dead roots whose former children have not answered yet, at most (oldest dropped). */
+export const MAX_TOMBSTONES = 4096
 
 /** A parent change under way. */
-interface PendingAttach { id: number, candidate: PeerId, rttMs: number, bw: number, metric: number, linkEst: number, sentAt: number }
+interface PendingAttach { id: number, candidate: PeerId, rttMs: number, bw: number, metric: number, linkEst: number, sentAt: number, short: boolean }
+
+/** What a dropped tree leaves behind for the next tree of the same root. */
+interface Tombstone { readonly locks: Map<string, Lock>, readonly unanswered: Map<string, PeerId> }
+
+/** A check passing through (or asking) this peer. */
+interface Lock {
+  readonly expiresAt: number
+  readonly origin: PeerId
+  /** This peer is the origin's candidate: the origin may become its child. */
+  readonly candidate: boolean
+}
 
 /** One tree as this peer sees it. */
 export interface TreeState {
@@ -45,8 +72,13 @@ export interface TreeState {
   sentReach: IntervalSet | null
   /** Metric last sent to the children. */
   sentMetric: number
-  /** Checks passing through this peer: key -> expiry time. */
-  readonly locks: Map<string, number>
+  /** Checks passing through this peer, by `origin#id`. */
+  readonly locks: Map<string, Lock>
+  /**
+   * Candidate locks that expired before their origin answered, by `origin#id` (the origin
+   * may yet commit under this peer): while any is here, this peer does not use short checks.
+   */
+  readonly unanswered: Map<string, PeerId>
   pending: PendingAttach | null
 }
 
@@ -68,8 +100,12 @@ export class TreeTable {
   private readonly byKind: Record<TreeKind, Map<PeerId, TreeState>> = { lat: new Map(), bw: new Map() }
   private nextId = 1
   private connected = 0
+  /** Leaving: no more parent changes (see leaveAll). */
+  private frozen = false
   /** Trees whose reach or metric may have changed since the last flush. */
   private readonly dirty = new Set<TreeState>()
+  /** Locks and unanswered children of dropped trees, by kind then root (see the file comment). */
+  private readonly tombstones: Record<TreeKind, Map<PeerId, Tombstone>> = { lat: new Map(), bw: new Map() }
   readonly stats: TreeStats = { parentChanges: 0, checksRejected: 0, attachesAborted: 0 }
 
   constructor (private readonly host: TreeHost, private readonly lockTimeoutMs: number, private readonly tieTolerance = 0) {}
@@ -91,6 +127,8 @@ export class TreeTable {
       const trees = this.byKind[kind]
       if (trees.has(root)) continue
       const isRoot = root === this.host.self
+      const tomb = this.tombstones[kind].get(root)
+      this.tombstones[kind].delete(root)
       trees.set(root, {
         kind,
         root,
@@ -105,19 +143,28 @@ export class TreeTable {
         reachStale: false,
         sentReach: null,
         sentMetric: NaN,
-        locks: new Map(),
+        locks: tomb?.locks ?? new Map(),
+        unanswered: tomb?.unanswered ?? new Map(),
         pending: null
       })
     }
   }
 
-  /** Drops both trees of a root that left or died. */
+  /** Drops both trees of a root that left or died; its children are told, locks kept aside. */
   removeRoot (root: PeerId): void {
     for (const kind of TREE_KINDS) {
       const st = this.byKind[kind].get(root)
       if (st === undefined) continue
       if (st.parent !== null) this.connected--
       this.byKind[kind].delete(root)
+      for (const child of st.children.keys()) {
+        this.host.sendOp(child, { op: 'disown', kind, root })
+        st.unanswered.set(childKey(child), child)
+      }
+      if (st.locks.size === 0 && st.unanswered.size === 0) continue
+      const tombs = this.tombstones[kind]
+      if (tombs.size >= MAX_TOMBSTONES) tombs.delete(tombs.keys().next().value as PeerId)
+      tombs.set(root, { locks: st.locks, unanswered: st.unanswered })
     }
   }
 
@@ -131,8 +178,31 @@ export class TreeTable {
       }
       if (st.children.delete(peer)) { this.dropChild(st, peer); this.recomputeReach(st) }
       if (st.pending?.candidate === peer) st.pending = null
+      for (const [key, origin] of st.unanswered) if (origin === peer) st.unanswered.delete(key)
+    }
+    for (const kind of TREE_KINDS) {
+      for (const [root, tomb] of this.tombstones[kind]) {
+        for (const [key, origin] of tomb.unanswered) if (origin === peer) tomb.unanswered.delete(key)
+        for (const [key, lock] of tomb.locks) if (lock.origin === peer) tomb.locks.delete(key)
+        if (tomb.unanswered.size === 0 && tomb.locks.size === 0) this.tombstones[kind].delete(root)
+      }
     }
     return wasParent
+  }
+
+  /**
+   * This peer is leaving: it detaches from every parent now and makes no more parent changes.
+   * Peers learn of the leave and drop it as a child, so it must not point at them any more
+   * (the leaf argument above needs every child pointer to be known to its parent).
+   */
+  leaveAll (): void {
+    this.frozen = true
+    for (const st of this.allTrees()) {
+      st.pending = null
+      if (st.parent === null) continue
+      this.host.sendOp(st.parent, { op: 'detach', kind: st.kind, root: st.root })
+      this.setParent(st, null)
+    }
   }
 
   /** Own virtual nodes changed: every tree's reach changes. */
@@ -183,6 +253,7 @@ export class TreeTable {
    */
   judge (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number, entries: readonly ProbeTreeEntry[]): number {
     let started = 0
+    if (this.frozen) return 0
     for (const e of entries) {
       if (e.root === this.host.self || !this.host.isAlive(e.root)) continue
       this.ensureRoot(e.root)
@@ -222,6 +293,7 @@ export class TreeTable {
   /** Handles one tree operation from `from`. */
   handleOp (now: number, from: PeerId, op: TreeOp): void {
     const st = this.get(op.kind, op.root)
+    if (op.op === 'detach' || op.op === 'unlock') this.answered(st, op.kind, op.root, op.op === 'detach' ? childKey(from) : `${op.origin}#${op.id}`)
     switch (op.op) {
       case 'check': return this.onCheck(now, st, op)
       case 'result': return this.onResult(now, st, op)
@@ -238,10 +310,12 @@ export class TreeTable {
         if (st.children.delete(from)) { this.dropChild(st, from); this.recomputeReach(st) }
         return
       case 'disown':
+        // Whatever the tree here, `from` is not our parent in it now; say so (it may be
+        // waiting for that answer before it moves again).
         if (st !== undefined && st.parent === from) this.setParent(st, null)
+        this.host.sendOp(from, { op: 'detach', kind: op.kind, root: op.root })
         return
       case 'unlock':
-        st?.locks.delete(`${op.origin}#${op.id}`)
         return
       case 'reach':
         if (st === undefined || !st.children.has(from)) return
@@ -291,6 +365,9 @@ export class TreeTable {
     }
   }
 
+  /** True when some tree's reach or metric may have to be sent. */
+  get hasDirty (): boolean { return this.dirty.size > 0 }
+
   /** Every tree, for views and the simulator's checks. */
   all (): IterableIterator<TreeState> {
     return this.allTrees()
@@ -308,8 +385,11 @@ export class TreeTable {
 
   private startAttach (now: number, st: TreeState, cand: PeerId, rttMs: number, bw: number, metric: number, linkEst: number): void {
     const id = this.nextId++
-    st.pending = { id, candidate: cand, rttMs, bw, metric, linkEst, sentAt: now }
-    this.host.sendOp(cand, { op: 'check', kind: st.kind, root: st.root, id, origin: this.host.self, dist: 0, path: [] })
+    // judge() only starts a change when this tree has no locks, so this is the whole test.
+    const short = this.isLeaf(st)
+    st.pending = { id, candidate: cand, rttMs, bw, metric, linkEst, sentAt: now, short }
+    const check = { op: 'check', kind: st.kind, root: st.root, id, origin: this.host.self, dist: 0, path: [] } as const
+    this.host.sendOp(cand, short ? { ...check, short: true } : check)
   }
 
   private onCheck (now: number, st: TreeState | undefined, op: Extract<TreeOp, { op: 'check' }>): void {
@@ -320,25 +400,34 @@ export class TreeTable {
       this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: false, dist: 0, path: op.path })
     }
     if (op.origin === self) { reject(); return }
+    const candidate = op.path.length === 0
     if (op.root === self) {
+      // The root itself is never locked: it has no parent to change in its own tree.
       this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: true, dist: op.dist, path: op.path })
       return
     }
-    if (st === undefined || st.parent === null || path.length > 1024) { reject(); return }
+    if (st === undefined || st.parent === null || path.length > 1024 || (op.short === true && !candidate)) { reject(); return }
     this.expire(st, now)
-    if (st.locks.size >= MAX_LOCKS_PER_TREE) { reject(); return }
-    st.locks.set(`${op.origin}#${op.id}`, now + this.lockTimeoutMs)
+    if (st.locks.size >= MAX_LOCKS_PER_TREE || (candidate && st.unanswered.size >= MAX_LOCKS_PER_TREE)) { reject(); return }
+    st.locks.set(`${op.origin}#${op.id}`, { expiresAt: now + this.lockTimeoutMs, origin: op.origin, candidate })
+    if (op.short === true) {
+      // The origin has no descendants: only this peer (its future parent) needs to know.
+      this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: true, dist: st.kind === 'lat' ? st.metric : 0, path })
+      return
+    }
     this.host.sendOp(st.parent, { ...op, dist: op.dist + st.parentRttMs, path })
   }
 
   private onResult (now: number, st: TreeState | undefined, op: Extract<TreeOp, { op: 'result' }>): void {
     for (const node of op.path) this.host.sendOp(node, { op: 'unlock', kind: op.kind, root: op.root, id: op.id, origin: this.host.self })
-    if (st === undefined || st.pending === null || st.pending.id !== op.id) return
+    if (st === undefined || st.pending === null || st.pending.id !== op.id || this.frozen) return
     const p = st.pending
     st.pending = null
     if (!op.ok) return
     this.expire(st, now)
-    if (st.locks.size > 0 || now - p.sentAt > this.lockTimeoutMs / 2 || !this.host.isAlive(p.candidate)) {
+    // A short check stays valid only while this peer has no descendants: a child that
+    // committed meanwhile (its lock already released) may be an ancestor of the candidate.
+    if (st.locks.size > 0 || (p.short && !this.isLeaf(st)) || now - p.sentAt > this.lockTimeoutMs / 2 || !this.host.isAlive(p.candidate)) {
       this.stats.attachesAborted++
       return
     }
@@ -351,6 +440,25 @@ export class TreeTable {
     st.sentReach = this.freshReach(st)
     this.host.sendOp(p.candidate, { op: 'adopt', kind: st.kind, root: st.root, reach: st.sentReach, bw: p.bw })
     if (old !== null && old !== p.candidate) this.host.sendOp(old, { op: 'detach', kind: st.kind, root: st.root })
+  }
+
+  /** A lock or a former child is answered: forget it in the tree, or in its tombstone. */
+  private answered (st: TreeState | undefined, kind: TreeKind, root: PeerId, key: string): void {
+    if (st !== undefined) {
+      st.locks.delete(key)
+      st.unanswered.delete(key)
+      return
+    }
+    const tomb = this.tombstones[kind].get(root)
+    if (tomb === undefined) return
+    tomb.locks.delete(key)
+    tomb.unanswered.delete(key)
+    if (tomb.locks.size === 0 && tomb.unanswered.size === 0) this.tombstones[kind].delete(root)
+  }
+
+  /** No children, no locks, no unanswered candidate locks: no peer has this one as its parent. */
+  private isLeaf (st: TreeState): boolean {
+    return st.children.size === 0 && st.locks.size === 0 && st.unanswered.size === 0
   }
 
   private setParent (st: TreeState, parent: PeerId | null): void {
@@ -385,9 +493,22 @@ export class TreeTable {
   }
 
   private expire (st: TreeState, now: number): void {
-    if (st.pending !== null && now - st.pending.sentAt > this.lockTimeoutMs) st.pending = null
-    for (const [k, at] of st.locks) if (at <= now) st.locks.delete(k)
+    if (st.pending !== null && now - st.pending.sentAt > this.lockTimeoutMs) {
+      // Given up: this change will never commit, so the candidate may forget its lock.
+      this.host.sendOp(st.pending.candidate, { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: this.host.self })
+      st.pending = null
+    }
+    for (const [k, lock] of st.locks) {
+      if (lock.expiresAt > now) continue
+      st.locks.delete(k)
+      if (lock.candidate) st.unanswered.set(k, lock.origin)
+    }
   }
+}
+
+/** The `unanswered` key of a disowned former child (lock keys end in a digit, these in NUL). */
+function childKey (child: PeerId): string {
+  return `${child}\u0000`
 }
 
 function noParentMetric (kind: TreeKind): number {

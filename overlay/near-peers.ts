@@ -1,0 +1,139 @@
+/**
+ * Which peers are near this one, for picking probe candidates. 003 ends (§VI) with:
+ * "instead of selecting parent candidates randomly, a processor can use hints given by other
+ * processors to preferentially select nearby processors". This keeps, per peer, the smallest
+ * RTT this peer measured to it (a minimum filters out queueing), and for peers it has not
+ * probed an estimate from hints: a probed candidate c reports its nearest peers x with
+ * RTT(c,x), and RTT(self,c) + RTT(c,x) bounds RTT(self,x) by the triangle inequality.
+ *
+ * `pick` chooses uniformly among the few lowest estimates not probed since the last
+ * membership change, so a burst walks through the near peers instead of asking the same
+ * one again; once all were asked, it asks again the one asked longest ago. Sans-IO: randomness and liveness come from the caller.
+ */
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+
+/** Nearest peers a probe reply reports (bounded on the wire by MAX_NEAR_HINTS). */
+export const NEAR_HINTS_PER_REPLY = 8
+/** Most hints a remote reply may carry; more are rejected by the codec. */
+export const MAX_NEAR_HINTS = 32
+/** A near pick chooses uniformly among this many lowest estimates. */
+export const NEAR_POOL_SIZE = 8
+/**
+ * Near means an estimate at most this many times the smallest RTT measured: a hint through
+ * a same-cluster peer (two local hops) stays in, a peer behind a wide-area link does not.
+ */
+export const NEAR_RTT_FACTOR = 3
+
+/** One hint in a probe reply: a peer near the sender, and the sender's RTT to it. */
+export interface NearHint {
+  readonly peer: PeerId
+  readonly rttMs: number
+}
+
+/** What this peer knows about distances to others. */
+export class NearPeers {
+  /** Smallest RTT measured by this peer's own probes, ms. */
+  private readonly measured = new Map<PeerId, number>()
+  /** Triangle-bound estimates for peers not measured yet, ms. */
+  private readonly hinted = new Map<PeerId, number>()
+  /** Peers probed since the last `newBurst()`, with the order they were probed in. */
+  private readonly probed = new Map<PeerId, number>()
+  private probeSeq = 0
+
+  constructor (private readonly self: PeerId) {}
+
+  /** A probe of `peer` measured `rttMs`. */
+  measuredRtt (peer: PeerId, rttMs: number): void {
+    if (peer === this.self || !(rttMs >= 0)) return
+    const cur = this.measured.get(peer)
+    if (cur === undefined || rttMs < cur) this.measured.set(peer, rttMs)
+    this.hinted.delete(peer)
+  }
+
+  /** A probe of `via` (at `viaRttMs`) reported its nearest peers. */
+  addHints (via: PeerId, viaRttMs: number, hints: readonly NearHint[]): void {
+    if (!(viaRttMs >= 0)) return
+    for (const h of hints) {
+      if (h.peer === this.self || h.peer === via || this.measured.has(h.peer) || !(h.rttMs >= 0)) continue
+      const est = viaRttMs + h.rttMs
+      const cur = this.hinted.get(h.peer)
+      if (cur === undefined || est < cur) this.hinted.set(h.peer, est)
+    }
+  }
+
+  /** This peer's nearest measured peers that are still alive, nearest first, for a probe reply. */
+  nearest (isAlive: (p: PeerId) => boolean, count = NEAR_HINTS_PER_REPLY): NearHint[] {
+    const best: NearHint[] = []
+    for (const [peer, rttMs] of this.measured) {
+      if (!isAlive(peer)) continue
+      insertBounded(best, { peer, rttMs }, count)
+    }
+    return best
+  }
+
+  /** A membership change started a new burst of probes: every peer may be probed again. */
+  newBurst (): void {
+    this.probed.clear()
+  }
+
+  /** `peer` is being probed now. */
+  markProbed (peer: PeerId): void {
+    this.probed.set(peer, ++this.probeSeq)
+  }
+
+  /**
+   * A near candidate (an estimate within NEAR_RTT_FACTOR of the nearest live peer measured):
+   * uniform among the `pool` lowest estimates of live peers not probed in this burst, or,
+   * when every near peer was probed, the one probed longest ago (its state has changed
+   * since); undefined when no near peer is known.
+   */
+  pick (random: () => number, isAlive: (p: PeerId) => boolean, pool = NEAR_POOL_SIZE): PeerId | undefined {
+    let nearestMs = Infinity
+    for (const [peer, rttMs] of this.measured) if (rttMs < nearestMs && isAlive(peer)) nearestMs = rttMs
+    const limitMs = NEAR_RTT_FACTOR * nearestMs
+    const best: NearHint[] = []
+    let oldest: PeerId | undefined
+    let oldestSeq = Infinity
+    const consider = (peer: PeerId, rttMs: number): void => {
+      if (rttMs > limitMs || !isAlive(peer)) return
+      const seq = this.probed.get(peer)
+      if (seq === undefined) insertBounded(best, { peer, rttMs }, pool)
+      else if (seq < oldestSeq) { oldestSeq = seq; oldest = peer }
+    }
+    for (const [peer, rttMs] of this.measured) consider(peer, rttMs)
+    for (const [peer, rttMs] of this.hinted) consider(peer, rttMs)
+    if (best.length === 0) return oldest
+    return (best[Math.min(best.length - 1, Math.floor(random() * best.length))] as NearHint).peer
+  }
+
+  /** Drops what is known of peers that are no longer alive, once they outnumber the live ones. */
+  prune (isAlive: (p: PeerId) => boolean, aliveCount: number): void {
+    if (this.measured.size + this.hinted.size <= 2 * aliveCount + 16) return
+    for (const map of [this.measured, this.hinted]) {
+      for (const peer of [...map.keys()]) if (!isAlive(peer)) map.delete(peer)
+    }
+    for (const peer of [...this.probed.keys()]) if (!isAlive(peer)) this.probed.delete(peer)
+  }
+
+  /** Smallest RTT measured to `peer`, if probed. */
+  rttOf (peer: PeerId): number | undefined {
+    return this.measured.get(peer)
+  }
+
+  /** Peers measured and hinted (for tests and views). */
+  get size (): { measured: number, hinted: number } {
+    return { measured: this.measured.size, hinted: this.hinted.size }
+  }
+}
+
+/**
+ * Keeps `list` as the `max` smallest entries by RTT, sorted; ties keep insertion order, so
+ * the result depends only on the order the caller iterates (deterministic).
+ */
+function insertBounded (list: NearHint[], h: NearHint, max: number): void {
+  if (list.length === max && h.rttMs >= (list[max - 1] as NearHint).rttMs) return
+  let i = list.length
+  while (i > 0 && (list[i - 1] as NearHint).rttMs > h.rttMs) i--
+  list.splice(i, 0, h)
+  if (list.length > max) list.pop()
+}

@@ -1,0 +1,179 @@
+/**
+ * Near-peer probing (003 §VI's suggestion): what NearPeers remembers and picks, how Probing
+ * mixes near and random candidates, and that a probe teaches locality to both ends.
+ */
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { NearPeers, NEAR_HINTS_PER_REPLY, NEAR_POOL_SIZE, NEAR_RTT_FACTOR } from '../overlay/near-peers.ts'
+import { Probing, type ProbingHost } from '../overlay/probing.ts'
+import type { Message } from '../overlay/messages.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+
+const alive = (): boolean => true
+
+describe('NearPeers', () => {
+  it('keeps the smallest RTT measured; hints estimate through the candidate (triangle bound)', () => {
+    const n = new NearPeers('me')
+    n.measuredRtt('a', 0.5)
+    n.measuredRtt('a', 0.3)
+    n.measuredRtt('a', 0.9)
+    expect(n.rttOf('a')).toBe(0.3)
+    n.addHints('a', 0.3, [{ peer: 'b', rttMs: 0.2 }, { peer: 'me', rttMs: 0.1 }, { peer: 'a', rttMs: 0 }])
+    expect(n.size).toEqual({ measured: 1, hinted: 1 })
+    // A measurement replaces the hint.
+    n.measuredRtt('b', 0.4)
+    expect(n.size).toEqual({ measured: 2, hinted: 0 })
+    // Hints about measured peers are ignored; the own id and negative RTTs too.
+    n.addHints('a', 0.3, [{ peer: 'b', rttMs: 0.01 }])
+    n.measuredRtt('me', 0.1)
+    n.measuredRtt('c', -1)
+    expect(n.size).toEqual({ measured: 2, hinted: 0 })
+  })
+
+  it('reports its nearest live peers, nearest first, at most NEAR_HINTS_PER_REPLY', () => {
+    const n = new NearPeers('me')
+    for (let i = 0; i < 20; i++) n.measuredRtt(`p${i}`, 20 - i)
+    const hints = n.nearest((p) => p !== 'p19')
+    expect(hints).toHaveLength(NEAR_HINTS_PER_REPLY)
+    expect(hints[0]).toEqual({ peer: 'p18', rttMs: 2 })
+    expect(hints.map((h) => h.rttMs)).toEqual([...hints.map((h) => h.rttMs)].sort((a, b) => a - b))
+  })
+
+  it('picks only near peers (within NEAR_RTT_FACTOR of the nearest), unprobed first, then the one probed longest ago', () => {
+    const n = new NearPeers('me')
+    n.measuredRtt('far', 6)
+    expect(n.pick(() => 0, alive)).toBe('far') // the nearest known is near by definition
+    n.measuredRtt('a', 0.3)
+    n.addHints('a', 0.3, [{ peer: 'b', rttMs: 0.3 }, { peer: 'x', rttMs: 6 }])
+    const seen = new Set<PeerId>()
+    for (let i = 0; i < 50; i++) seen.add(n.pick(() => (i % 10) / 10, alive) as PeerId)
+    expect([...seen].sort()).toEqual(['a', 'b'])
+    n.markProbed('a')
+    expect(n.pick(() => 0, alive)).toBe('b')
+    n.markProbed('b')
+    // Both probed in this burst: the one probed longest ago again.
+    expect(n.pick(() => 0, alive)).toBe('a')
+    n.markProbed('a')
+    expect(n.pick(() => 0, alive)).toBe('b')
+    // A new burst: unprobed again; dead peers are never picked.
+    n.newBurst()
+    expect(n.pick(() => 0.99, (p) => p !== 'b')).toBe('a')
+    expect(NEAR_RTT_FACTOR).toBeGreaterThan(2) // a two-hop hint inside a cluster stays near
+  })
+
+  it('property: a pick is always a live, near, known peer, and within the pool of the lowest estimates', () => {
+    fc.assert(fc.property(
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 30 }), fc.double({ min: 0.01, max: 50, noNaN: true })), { maxLength: 40 }),
+      fc.array(fc.integer({ min: 0, max: 30 }), { maxLength: 10 }),
+      fc.double({ min: 0, max: 0.999, noNaN: true }),
+      (measures, dead, r) => {
+        const n = new NearPeers('me')
+        for (const [p, rtt] of measures) n.measuredRtt(`p${p}`, rtt)
+        const isAlive = (p: PeerId): boolean => !dead.includes(Number(p.slice(1)))
+        const picked = n.pick(() => r, isAlive)
+        const known = new Map<PeerId, number>()
+        for (const [p, rtt] of measures) known.set(`p${p}`, Math.min(rtt, known.get(`p${p}`) ?? Infinity))
+        const live = [...known].filter(([p]) => isAlive(p))
+        if (live.length === 0) { expect(picked).toBeUndefined(); return }
+        expect(picked).toBeDefined()
+        const nearest = Math.min(...live.map(([, rtt]) => rtt))
+        const est = known.get(picked as PeerId) as number
+        expect(isAlive(picked as PeerId)).toBe(true)
+        expect(est).toBeLessThanOrEqual(NEAR_RTT_FACTOR * nearest)
+        const better = live.filter(([, rtt]) => rtt < est && rtt <= NEAR_RTT_FACTOR * nearest).length
+        expect(better).toBeLessThan(NEAR_POOL_SIZE)
+      }
+    ))
+  })
+
+  it('prune forgets dead peers once they outnumber the live ones', () => {
+    const n = new NearPeers('me')
+    for (let i = 0; i < 100; i++) n.measuredRtt(`p${i}`, 1)
+    n.prune((p) => Number(p.slice(1)) < 10, 10)
+    expect(n.size.measured).toBe(10)
+  })
+})
+
+/** A Probing over three clusters of peers, with the network answering at given RTTs. */
+function probingHarness (nearFraction: number, randomValues: () => number): { probing: Probing, sent: Array<{ to: PeerId, msg: Message }>, judged: PeerId[] } {
+  const sent: Array<{ to: PeerId, msg: Message }> = []
+  const judged: PeerId[] = []
+  const members = ['me', ...Array.from({ length: 30 }, (_, i) => `p${String(i).padStart(2, '0')}`)]
+  const host: ProbingHost = {
+    self: 'me',
+    random: randomValues,
+    alive: () => members,
+    isAlive: (p) => members.includes(p),
+    send: (to, msg) => { sent.push({ to, msg }) },
+    setTimer: () => {},
+    judged: (_now, cand) => { judged.push(cand) },
+    parentlessCount: () => 0,
+    isRunning: () => true
+  }
+  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction }), sent, judged }
+}
+
+/** Answers the probe in flight: peers p00-p09 are near (0.3 ms), the rest far (6 ms). */
+function answer (h: ReturnType<typeof probingHarness>, now: number): number {
+  const ping = h.sent.at(-1) as { to: PeerId, msg: Message }
+  expect(ping.msg.t).toBe('ping')
+  const near = Number(ping.to.slice(1)) < 10
+  const rtt = near ? 0.3 : 6
+  h.probing.onPong(now + rtt, ping.to, (ping.msg as { nonce: number }).nonce)
+  const req = h.sent.at(-1) as { to: PeerId, msg: Message }
+  expect(req.msg.t).toBe('probe-req')
+  const hints = near ? [{ peer: `p0${(Number(ping.to.slice(1)) + 1) % 10}`, rttMs: 0.3 }] : []
+  h.probing.onReply(now + 3 * rtt, ping.to, { t: 'probe-rep', nonce: (req.msg as { nonce: number }).nonce, trees: [], padding: 1000, near: hints })
+  return now + 3 * rtt
+}
+
+describe('Probing: near and random candidates', () => {
+  it('with probeNearFraction 0 every candidate is uniformly random (003)', () => {
+    let x = 0
+    const h = probingHarness(0, () => { x = (x + 0.37) % 1; return x })
+    h.probing.trigger(0)
+    let now = 0
+    for (let i = 0; i < 40; i++) now = answer(h, now)
+    const nearShare = h.judged.filter((p) => Number(p.slice(1)) < 10).length / h.judged.length
+    expect(nearShare).toBeLessThan(0.5)
+  })
+
+  it('with probeNearFraction 0.75 most probes go to the near cluster once one near peer is known', () => {
+    let x = 0
+    const h = probingHarness(0.75, () => { x = (x + 0.37) % 1; return x })
+    h.probing.trigger(0)
+    let now = 0
+    for (let i = 0; i < 40; i++) now = answer(h, now)
+    const firstNear = h.judged.findIndex((p) => Number(p.slice(1)) < 10)
+    expect(firstNear).toBeGreaterThanOrEqual(0)
+    const after = h.judged.slice(firstNear + 1)
+    const nearShare = after.filter((p) => Number(p.slice(1)) < 10).length / after.length
+    expect(nearShare).toBeGreaterThan(0.6)
+  })
+
+  it('a probe times its RTT at the probed peer too: ping answered, then probe-req', () => {
+    const h = probingHarness(0.75, () => 0)
+    h.probing.pinged(10, 'p05')
+    const hints = h.probing.requested(10.4, 'p05')
+    expect(hints).toEqual([])
+    expect(h.probing.rttOf('p05')).toBeCloseTo(0.4)
+    // The next reply lists it.
+    h.probing.pinged(20, 'p07')
+    expect(h.probing.requested(20.3, 'p07')).toEqual([{ peer: 'p05', rttMs: expect.closeTo(0.4) as unknown as number }])
+    // A probe-req without an answered ping measures nothing.
+    h.probing.requested(30, 'p09')
+    expect(h.probing.rttOf('p09')).toBeUndefined()
+  })
+
+  it('a probe waiting for a peer that left is given up at once, and the next one starts', () => {
+    const h = probingHarness(0, () => 0)
+    h.probing.trigger(0)
+    const first = h.sent.at(-1) as { to: PeerId, msg: Message }
+    expect(first.msg.t).toBe('ping')
+    h.probing.targetGone(5, 'someone-else')
+    expect(h.sent).toHaveLength(1)
+    h.probing.targetGone(5, first.to)
+    expect(h.sent).toHaveLength(2)
+    expect(h.sent[1]?.msg.t).toBe('ping')
+  })
+})
