@@ -307,7 +307,13 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     if (index >= open.chunkCount) bad('index', `chunk index ${index} >= chunkCount ${open.chunkCount}`)
     return { t: 'chunk', stream, index, data, open }
   },
-  ack: (o, f) => ({ t: 'ack', stream: f.int(own(o, 'stream'), 'stream') }),
+  ack: (o, f) => {
+    const stream = f.int(own(o, 'stream'), 'stream')
+    const away = own(o, 'away')
+    if (away === undefined) return { t: 'ack', stream }
+    if (away !== true) bad('away', 'expected true when present')
+    return { t: 'ack', stream, away: true }
+  },
   partial: (o, f) => ({
     t: 'partial',
     id: f.id(own(o, 'id'), 'id'),

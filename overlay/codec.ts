@@ -122,7 +122,7 @@ function fieldsWire (msg: Message): Record<string, unknown> {
       if (msg.open !== undefined) out.open = openWire(msg.open)
       return out
     }
-    case 'ack': return { stream: msg.stream }
+    case 'ack': return msg.away === true ? { stream: msg.stream, away: true } : { stream: msg.stream }
     case 'partial': return { id: msg.id, root: msg.root, op: msg.op, covered: setBytes(msg.covered), value: float64ToBytes(msg.value) }
     case 'pull': return { id: msg.id, root: msg.root, op: msg.op, length: msg.length, want: setBytes(msg.want), hops: msg.hops }
   }
@@ -247,7 +247,7 @@ function fieldsSize (msg: Message): number {
     case 'tree': return str('ops') + list(msg.ops, treeOpSize)
     case 'chunk': return kn('stream', msg.stream) + kn('index', msg.index) + str('data') + bytes(msg.data.byteLength) +
       (msg.open === undefined ? 0 : str('open') + openSize(msg.open))
-    case 'ack': return kn('stream', msg.stream)
+    case 'ack': return kn('stream', msg.stream) + (msg.away === true ? kbool('away') : 0)
     case 'partial': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kset('covered', msg.covered) +
       str('value') + bytes(msg.value.byteLength)
     case 'pull': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kn('length', msg.length) +

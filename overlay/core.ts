@@ -68,6 +68,8 @@ export class TreecastCore {
   private readonly contributeFn: ContributeFn
   private readonly random: () => number
   private out: Output[] = []
+  /** Sends held until the end of the current event (see the reductions' host). */
+  private deferred: Output[] = []
   private treeOutbox = new Map<PeerId, TreeOp[]>()
   private vnodes = 0
   private seq = 0
@@ -110,6 +112,8 @@ export class TreecastCore {
       routed: (t, inc, fresh, fwd) => {
         if (t.reduce !== undefined) this.reductions.onRouted(this.now, t.id, t.origin, t.reduce, inc.from, fresh, fwd)
       },
+      routeAcked: (t, to, header, away) => { if (t.reduce !== undefined && !away) this.reductions.onStartAcked(t.id, to, header) },
+      partialAway: (t, from) => this.reductions.sendsTo(t.id) !== from,
       originDone: (t) => { if (t.reduce === undefined && t.mode !== 'direct') this.out.push({ type: 'broadcast-done', id: t.id }) },
       wantPark: () => this.armPark(),
       reject: (r) => this.reject(r),
@@ -121,7 +125,10 @@ export class TreecastCore {
       vnodeCount: () => this.vnodes,
       owned: () => this.ownership.owned,
       isAlive: (p) => this.members.isAlive(p),
-      send: (to, m) => this.send(to, m),
+      // Partial results go out at the end of the event, after the acknowledgement of the
+      // start that caused them: a long partial would otherwise hold the acknowledgement
+      // back on the same link, and the receiver would not know the partial is under way.
+      send: (to, m) => { this.deferred.push({ type: 'send', to, message: m }) },
       contribute: (id, start, v) => this.contributeFn(id, start, v),
       ops: this.ops,
       timeoutMs: () => this.reduceTimeoutMs(),
@@ -312,8 +319,8 @@ export class TreecastCore {
       case 'probe-rep': this.stats.probes++; this.probing.onReply(now, from, msg); break
       case 'tree': for (const op of msg.ops) this.trees.handleOp(now, from, op); break
       case 'chunk': this.streams.onChunk(now, from, msg); break
-      case 'ack': this.streams.onAck(from, msg.stream); break
-      case 'partial': this.reductions.onPartial(now, msg); break
+      case 'ack': this.streams.onAck(from, msg.stream, msg.away === true); break
+      case 'partial': this.reductions.onPartial(now, from, msg); break
       case 'pull':
         if (this.ops.has(msg.op) && msg.length <= this.config.maxReduceLength) this.reductions.onPull(msg, this.config.maxHops)
         else this.reject('bad-pull')
@@ -421,14 +428,20 @@ export class TreecastCore {
 
   private checkLiveness (now: number): void {
     const timeout = this.config.failureDetectionTimeoutMs
-    const awaited = this.streams.awaitedPeers()
-    for (const peer of awaited) {
+    for (const peer of this.awaitedPeers()) {
       const heard = this.lastHeard.get(peer)
       if (heard === undefined) { this.lastHeard.set(peer, now); continue }
       if (now - heard <= timeout) continue
       const pinged = this.pingSent.get(peer)
       if (pinged === undefined) { this.pingSent.set(peer, now); this.send(peer, { t: 'ping', nonce: 0 }) } else if (now - pinged > timeout) this.ownership.declareDead(now, peer)
     }
+  }
+
+  /** Peers this one waits for: unacknowledged stream data, or partial results under way. */
+  private awaitedPeers (): Set<PeerId> {
+    const awaited = this.streams.awaitedPeers()
+    for (const p of this.reductions.awaitedPeers()) awaited.add(p)
+    return awaited
   }
 
   private treeChanged (kind: TreeKind, root: PeerId, parent: PeerId | null): void {
@@ -479,7 +492,12 @@ export class TreecastCore {
       this.send(to, { t: 'tree', ops })
     }
     if (this.treeOutbox.size > 0) this.flush(now)
-    if (!this.livenessArmed && this.streams.awaitedPeers().size > 0) {
+    if (this.deferred.length > 0) {
+      this.stats.messagesOut += this.deferred.length
+      for (const o of this.deferred) this.out.push(o)
+      this.deferred = []
+    }
+    if (!this.livenessArmed && (this.streams.awaitedPeers().size > 0 || this.reductions.activeCount > 0)) {
       this.livenessArmed = true
       this.timers.add(now + this.config.failureDetectionTimeoutMs / 2, 'liveness')
     }

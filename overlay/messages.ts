@@ -111,8 +111,12 @@ export interface ChunkMessage {
   readonly open?: StreamOpen
 }
 
-/** The receiver of a stream has delivered, and forwarded with acknowledgement, all of it. */
-export interface AckMessage { readonly t: 'ack', readonly stream: number }
+/**
+ * The receiver of a stream has delivered, and forwarded with acknowledgement, all of it.
+ * `away`: the stream was a reduction's start and the receiver's partial result goes to
+ * another peer (it had the start from there first), so do not wait for it.
+ */
+export interface AckMessage { readonly t: 'ack', readonly stream: number, readonly away?: true }
 
 /** A partial reduction result covering exactly `covered`. */
 export interface PartialMessage {

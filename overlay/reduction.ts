@@ -7,6 +7,15 @@
  * arrive. Every partial result carries the exact interval set it covers; the root merges
  * only disjoint partials, so nothing is counted twice, and asks the owners of whatever is
  * still missing after its timeout directly (that covers partials lost with a crashed peer).
+ *
+ * The timeout guards against a start that went astray, which is a matter of latency; a
+ * long array's partials also take their transfer time, hop by hop, and a timeout fired
+ * during it turned every partial below into a late one forwarded on its own (an array of
+ * 2^17 elements took 65x MagPIe-like's time). So a part whose receiver acknowledged the
+ * start (its whole subtree has it) is waited for past the timeout as long as that receiver
+ * is alive: a partial always goes to the peer that sent the start, whatever the trees do
+ * meanwhile, so only a crash or a hang stops it, and the driver's liveness checks (these
+ * receivers are awaited peers) turn a hang into a crash.
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
@@ -46,6 +55,10 @@ interface Red {
   sent: boolean
   done: boolean
   readonly startedAt: number
+  /** Receivers that acknowledged the start, with the part each took, until they report. */
+  readonly acked: Map<PeerId, IntervalSet>
+  /** Peers a partial came from: what they did not cover is late, no longer under way. */
+  readonly reported: Set<PeerId>
 }
 
 /** Counters of reduction activity. */
@@ -65,7 +78,7 @@ export class Reductions {
     let r = this.active.get(id)
     if (r === undefined && this.active.size >= this.maxActive) { this.host.reject('too-many-reductions'); return }
     if (r === undefined) {
-      r = { id, root, start, upstream: from, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, acc: null, covered: IntervalSet.EMPTY, sent: false, done: false, startedAt: now }
+      r = { id, root, start, upstream: from, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, acc: null, covered: IntervalSet.EMPTY, sent: false, done: false, startedAt: now, acked: new Map(), reported: new Set() }
       this.active.set(id, r)
       const wait = this.host.timeoutMs()
       this.host.setTimer(now + (root === this.host.self ? 2 * wait : wait), id)
@@ -79,8 +92,31 @@ export class Reductions {
     this.check(now, r)
   }
 
-  /** A partial result arrived. */
-  onPartial (now: number, msg: PartialMessage): void {
+  /** `to` acknowledged the start of reduction `id` for `part`: its partial is on the way. */
+  onStartAcked (id: string, to: PeerId, part: IntervalSet): void {
+    const r = this.active.get(id)
+    if (r === undefined || r.done || r.reported.has(to)) return
+    r.acked.set(to, (r.acked.get(to) ?? IntervalSet.EMPTY).union(part))
+  }
+
+  /** Where this peer's partial of reduction `id` goes (undefined: not active here). */
+  sendsTo (id: string): PeerId | undefined {
+    const r = this.active.get(id)
+    return r === undefined ? undefined : this.target(r)
+  }
+
+  /** Receivers whose partials this peer still waits for (the driver checks they are alive). */
+  awaitedPeers (): Set<PeerId> {
+    const out = new Set<PeerId>()
+    for (const r of this.active.values()) {
+      if (r.done || (r.sent && r.root !== this.host.self)) continue
+      for (const [peer, part] of r.acked) if (!r.covered.containsAll(part)) out.add(peer)
+    }
+    return out
+  }
+
+  /** A partial result arrived from `from`. */
+  onPartial (now: number, from: PeerId, msg: PartialMessage): void {
     const combine = this.host.ops.get(msg.op)
     if (combine === undefined) { this.host.reject('unknown-op'); return }
     const r = this.active.get(msg.id)
@@ -92,6 +128,10 @@ export class Reductions {
     }
     if (msg.value.length !== r.start.length || msg.op !== r.start.op) { this.host.reject('partial-mismatch'); return }
     if (!IntervalSet.range(0, this.host.vnodeCount()).containsAll(msg.covered)) { this.host.reject('partial-out-of-range'); return }
+    // A receiver sends its partial once: whatever of its part is still missing after that
+    // comes late, if at all, and is not waited for.
+    r.reported.add(from)
+    r.acked.delete(from)
     this.take(r, msg.covered, msg.value)
     this.check(now, r)
   }
@@ -118,7 +158,14 @@ export class Reductions {
     const r = this.active.get(id)
     if (r === undefined || r.done) return
     if (r.root !== this.host.self) {
-      if (!r.sent) this.sendUp(r)
+      if (!r.sent) {
+        const missing = r.expected.union(r.own).difference(r.covered)
+        if (!missing.isEmpty && this.inProgress(r).containsAll(missing) && now - r.startedAt <= this.maxDurationMs) {
+          this.host.setTimer(now + this.host.timeoutMs(), id)
+          return
+        }
+        this.sendUp(r)
+      }
       if (now - r.startedAt > this.maxDurationMs) this.forget(r)
       else this.host.setTimer(now + this.maxDurationMs, id)
       return
@@ -129,8 +176,15 @@ export class Reductions {
       this.host.failed(id, missing)
       return
     }
-    this.pull(r, missing)
+    this.pull(r, missing.difference(this.inProgress(r)))
     this.host.setTimer(now + Math.max(this.retryMs, this.host.timeoutMs()), id)
+  }
+
+  /** What live receivers that acknowledged the start are still working on. */
+  private inProgress (r: Red): IntervalSet {
+    let parts = IntervalSet.EMPTY
+    for (const [peer, part] of r.acked) if (this.host.isAlive(peer)) parts = parts.union(part)
+    return parts.difference(r.covered)
   }
 
   /** Leaving: send every partial result on now. */

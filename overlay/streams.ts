@@ -81,6 +81,13 @@ export interface StreamHost {
   send (to: PeerId, msg: Message): void
   deliver (t: Transfer, vnodes: IntervalSet): void
   routed (t: Transfer, inc: Incoming, fresh: IntervalSet, forwarded: IntervalSet): void
+  /**
+   * `to` acknowledged its part `header` of `t`: delivered there and forwarded with
+   * acknowledgement; `away` when its reduction partial goes to another peer.
+   */
+  routeAcked (t: Transfer, to: PeerId, header: IntervalSet, away: boolean): void
+  /** Whether this peer's partial of reduction `t` goes to a peer other than `from`. */
+  partialAway (t: Transfer, from: PeerId): boolean
   originDone (t: Transfer): void
   wantPark (): void
   reject (reason: string): void
@@ -176,11 +183,12 @@ export class Streams {
   }
 
   /** The receiver of one of our streams acknowledged it. */
-  onAck (from: PeerId, stream: number): void {
+  onAck (from: PeerId, stream: number, away = false): void {
     const r = this.outgoing.get(stream)
     if (r === undefined || r.to !== from) { this.host.reject('unknown-ack'); return }
     r.acked = true
     this.outgoing.delete(stream)
+    this.host.routeAcked(r.transfer, r.to, r.header, away)
     this.complete(r.transfer)
   }
 
@@ -361,6 +369,7 @@ export class Streams {
       if (inc.wait.isEmpty && inc.routes.every((r) => r.acked)) {
         inc.acked = true
         if (inc.from === null) this.host.originDone(t)
+        else if (t.reduce !== undefined && this.host.partialAway(t, inc.from)) this.host.send(inc.from, { t: 'ack', stream: inc.stream, away: true })
         else this.host.send(inc.from, { t: 'ack', stream: inc.stream })
       } else {
         all = false

@@ -230,7 +230,7 @@ const arbMessage: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('tree' as const), ops: fc.array(arbTreeOp, { maxLength: 8 }) }),
   fc.record({ t: fc.constant('chunk' as const), stream: arbCount, index: fc.nat(1_000_000), data: fc.uint8Array({ maxLength: 300 }), open: arbOpen }, { requiredKeys: ['t', 'stream', 'index', 'data'] })
     .map((m) => (m.open !== undefined && m.index >= m.open.chunkCount ? { ...m, index: m.open.chunkCount - 1 } : m)),
-  fc.record({ t: fc.constant('ack' as const), stream: arbCount }),
+  fc.record({ t: fc.constant('ack' as const), stream: arbCount, away: fc.constant(true as const) }, { requiredKeys: ['t', 'stream'] }),
   fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }) }),
   fc.record({ t: fc.constant('pull' as const), id: arbId, root: arbPeer, op: arbOpName, length: fc.nat(100_000), want: arbSet, hops: fc.nat(64) })
 )
@@ -425,6 +425,7 @@ describe('rejections', () => {
     ['near hint not a pair', { t: 'probe-rep', nonce: 1, trees: [], padding: new Uint8Array(0), near: [['p']] }],
     ['near not a list', { t: 'probe-rep', nonce: 1, trees: [], padding: new Uint8Array(0), near: 'p' }],
     ['short check not true', { t: 'tree', ops: [{ ...OPS.check, short: false }] }],
+    ['ack away not true', { t: 'ack', stream: 1, away: 1 }],
     ['proto-injected field', { t: 'ping', ['__proto__']: { nonce: 1 } }]
   ]
   for (const [name, fields] of badFields) {

@@ -255,7 +255,7 @@ class Loop {
     if (this.down.has(from) || this.gracefullyGone.has(from)) return
     const m = this.opts.wire === true ? decodeMessage(encodeMessage(message)) : message
     this.sent.push({ at: this.now, from, to, message: m })
-    const bytes = m.t === 'probe-rep' ? m.padding : m.t === 'chunk' ? m.data.length : 0
+    const bytes = m.t === 'probe-rep' ? m.padding : m.t === 'chunk' ? m.data.length : m.t === 'partial' ? m.value.byteLength : 0
     const key = `${from}>${to}`
     const at = Math.max(this.now + this.latency(from, to) + bytes / BYTES_PER_MS, this.linkFree.get(key) ?? 0)
     this.linkFree.set(key, at)
@@ -529,6 +529,33 @@ describe('TreecastCore: reductions', () => {
     // Contributions are -v: only the registered op (max of absolute values) gives 29.
     expect([...(byPeer.get('p0')?.value ?? [])]).toEqual([29])
     expect(byPeer.get('p0')?.covered.size).toBe(30)
+    loop.ok()
+  })
+})
+
+describe('TreecastCore: long reductions', () => {
+  it('a partial that takes longer to move than the timeout is waited for, not turned into late forwards', () => {
+    // 262144 elements: a 2 MB partial takes ~210 ms per hop on these 10 MB/s links, far past
+    // the reduction timeout (2x the largest distance to a root, a few ms). Receivers that
+    // acknowledged the start are alive, so their partials are awaited: nothing is late and
+    // every peer sends exactly one partial.
+    // Peers on a line (one-way latency 0.2 ms + 1 ms per position apart): a deep latency tree.
+    const names = Array.from({ length: 10 }, (_, i) => `p${i}`)
+    const pos = (p: PeerId): number => Number(p.slice(1))
+    const loop = settled(30, { latency: (a, b) => 0.2 + Math.abs(pos(a) - pos(b)) }, names)
+    const id = loop.input('p0', (c) => c.reduce(loop.now, { op: 'sum', length: 262144 }))
+    loop.runUntil(() => loop.outputs('reduced').length > 0, 60_000, 'reduced')
+    const out = loop.outputs('reduced')[0]?.out as Extract<Output, { type: 'reduced' }>
+    expect(out.id).toBe(id)
+    expect(out.covered.equals(IntervalSet.range(0, 30))).toBe(true)
+    expect(out.value[0]).toBe(30 * 31 / 2)
+    let forwarded = 0
+    let pulls = 0
+    for (const c of loop.cores.values()) { forwarded += c.reductions.stats.partialsForwarded; pulls += c.reductions.stats.pulls }
+    expect(forwarded).toBe(0)
+    expect(pulls).toBe(0)
+    const partials = loop.sent.filter((m) => m.message.t === 'partial')
+    expect(partials).toHaveLength(loop.cores.size - 1)
     loop.ok()
   })
 })
