@@ -6,8 +6,8 @@
  * Whom it probes: a uniformly random other member, or, with probability
  * `probeNearFraction`, one of the nearest peers it knows of (NearPeers: its own RTT
  * measurements and its candidates' hints) not yet probed in this burst: 003 §VI's
- * suggestion to "preferentially select nearby processors". The random half keeps finding
- * every other cluster; the near half finds the same-cluster parents that 003's random
+ * suggestion to "preferentially select nearby processors". The random share keeps finding
+ * every other cluster; the near share finds the same-cluster parents that 003's random
  * choice reaches with probability 1/clusters per probe.
  */
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
