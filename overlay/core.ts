@@ -22,6 +22,7 @@ import { Streams, type Transfer } from './streams.ts'
 import { TimerQueue } from './timer-queue.ts'
 import { chunkPayload } from './payload.ts'
 import { Probing } from './probing.ts'
+import { Liveness } from './liveness.ts'
 
 export { CLAIM_VERSION_STEP, JOINER_FORWARD_MS, MAX_ORPHAN_RECORDS, MAX_RECENT_JOINERS, ORPHAN_VERSION_STEP } from './ownership-engine.ts'
 
@@ -76,9 +77,7 @@ export class TreecastCore {
   private incarnation = 0
   private stateValue: CoreState = 'idle'
   private now = 0
-  private readonly lastHeard = new Map<PeerId, number>()
-  private readonly pingSent = new Map<PeerId, number>()
-  private livenessArmed = false
+  private readonly liveness: Liveness
   private parkArmed = false
   private treeArmed = false
   /** Peers whose connection closed, with their incarnation, until the grace period ends. */
@@ -168,6 +167,12 @@ export class TreecastCore {
       evicted: () => { this.stateValue = 'evicted'; this.out.push({ type: 'evicted' }) },
       reject: (r) => this.reject(r)
     })
+    this.liveness = new Liveness({
+      awaited: () => [...this.streams.awaitedPeers(), ...this.reductions.awaitedPeers()], // unacknowledged data, partials under way
+      ping: (peer) => this.send(peer, { t: 'ping', nonce: 0 }),
+      declareDead: (now, peer) => this.ownership.declareDead(now, peer),
+      setTimer: (at) => this.timers.add(at, 'liveness')
+    }, this.config.failureDetectionTimeoutMs)
   }
 
   // ---- getters -------------------------------------------------------------------------
@@ -295,8 +300,7 @@ export class TreecastCore {
       this.flush(now)
       return
     }
-    this.lastHeard.set(from, now)
-    this.pingSent.delete(from)
+    this.liveness.heard(now, from)
     if (this.stateValue === 'joining' && !(msg.t === 'facts' && msg.welcome)) {
       // Arrived before the contact's snapshot (a hand-off can overtake it): keep for after.
       if (this.preJoin.length < MAX_PRE_JOIN_MESSAGES) this.preJoin.push({ from, msg })
@@ -373,7 +377,7 @@ export class TreecastCore {
       switch (e.kind) {
         case 'probe': this.probing.onTimer(now); break
         case 'reduce': this.reductions.onTimer(now, e.key); break
-        case 'liveness': this.livenessArmed = false; this.checkLiveness(now); break
+        case 'liveness': this.liveness.check(now); break
         case 'park': this.parkArmed = false; if (this.streams.tick(now)) this.armPark(); break
         case 'leave': this.checkLeft(true); break
         case 'steady': this.probing.onSteadyTimer(now); break
@@ -424,24 +428,6 @@ export class TreecastCore {
 
   private reduceTimeoutMs (): number {
     return Math.max(this.config.reduceTimeoutMinMs, this.config.reduceTimeoutFactor * this.trees.maxDistMs())
-  }
-
-  private checkLiveness (now: number): void {
-    const timeout = this.config.failureDetectionTimeoutMs
-    for (const peer of this.awaitedPeers()) {
-      const heard = this.lastHeard.get(peer)
-      if (heard === undefined) { this.lastHeard.set(peer, now); continue }
-      if (now - heard <= timeout) continue
-      const pinged = this.pingSent.get(peer)
-      if (pinged === undefined) { this.pingSent.set(peer, now); this.send(peer, { t: 'ping', nonce: 0 }) } else if (now - pinged > timeout) this.ownership.declareDead(now, peer)
-    }
-  }
-
-  /** Peers this one waits for: unacknowledged stream data, or partial results under way. */
-  private awaitedPeers (): Set<PeerId> {
-    const awaited = this.streams.awaitedPeers()
-    for (const p of this.reductions.awaitedPeers()) awaited.add(p)
-    return awaited
   }
 
   private treeChanged (kind: TreeKind, root: PeerId, parent: PeerId | null): void {
@@ -497,10 +483,7 @@ export class TreecastCore {
       for (const o of this.deferred) this.out.push(o)
       this.deferred = []
     }
-    if (!this.livenessArmed && (this.streams.awaitedPeers().size > 0 || this.reductions.activeCount > 0)) {
-      this.livenessArmed = true
-      this.timers.add(now + this.config.failureDetectionTimeoutMs / 2, 'liveness')
-    }
+    this.liveness.arm(now, this.streams.awaitedPeers().size > 0 || this.reductions.activeCount > 0)
   }
 
   private newId (): string {

@@ -373,3 +373,28 @@ describe('many peers leaving at once', () => {
     expect(a.view.ownerOf(4)).toBe('c')
   })
 })
+
+describe('Liveness', () => {
+  it('pings an awaited peer silent past the timeout, declares it dead after a second silence, and forgets silence on any message', async () => {
+    const { Liveness } = await import('../overlay/liveness.ts')
+    const pinged: string[] = []
+    const dead: string[] = []
+    const timers: number[] = []
+    let awaited = ['a', 'b']
+    const l = new Liveness({ awaited: () => awaited, ping: (p) => pinged.push(p), declareDead: (_now, p) => dead.push(p), setTimer: (at) => timers.push(at) }, 100)
+    l.arm(0, true)
+    l.arm(0, true) // armed once
+    expect(timers).toEqual([50])
+    l.check(50) // first look: silence starts counting now
+    l.heard(120, 'a')
+    l.check(160) // b silent 110 ms: pinged; a heard 40 ms ago
+    expect(pinged).toEqual(['b'])
+    l.check(200)
+    expect(dead).toEqual([])
+    l.check(270) // b pinged 110 ms ago and still silent
+    expect(dead).toEqual(['b'])
+    awaited = []
+    l.arm(270, false)
+    expect(timers).toEqual([50])
+  })
+})

@@ -28,59 +28,14 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { ProbeTreeEntry, TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
+import type { Tombstone, TreeState } from './tree-state.ts'
+
+export type { TreeState } from './tree-state.ts'
 
 /** Concurrent parent-change checks one peer lets pass through it, per tree. */
 export const MAX_LOCKS_PER_TREE = 64
 /** Trees of dead roots whose former children have not answered yet, at most (oldest dropped). */
 export const MAX_TOMBSTONES = 4096
-
-/** A parent change under way. */
-interface PendingAttach { id: number, candidate: PeerId, rttMs: number, bw: number, metric: number, linkEst: number, sentAt: number, short: boolean }
-
-/** What a dropped tree leaves behind for the next tree of the same root. */
-interface Tombstone { readonly locks: Map<string, Lock>, readonly unanswered: Map<string, PeerId> }
-
-/** A check passing through (or asking) this peer. */
-interface Lock {
-  readonly expiresAt: number
-  readonly origin: PeerId
-  /** This peer is the origin's candidate: the origin may become its child. */
-  readonly candidate: boolean
-}
-
-/** One tree as this peer sees it. */
-export interface TreeState {
-  readonly kind: TreeKind
-  readonly root: PeerId
-  parent: PeerId | null
-  /** RTT to the parent, ms. */
-  parentRttMs: number
-  /** bw(p,parent) / n_children(parent) at attach time (bandwidth tree). */
-  linkEst: number
-  /** lat: dist to the root (ms); bw: estimated rate from the root (bytes/s). */
-  metric: number
-  /** Children and the virtual nodes reachable through each. */
-  readonly children: Map<PeerId, IntervalSet>
-  /** bw(child, this peer) as each child measured it (bandwidth tree). */
-  readonly childBw: Map<PeerId, number>
-  /** The estimate last sent to each child (bandwidth tree). */
-  readonly sentChildEst: Map<PeerId, number>
-  /** Own virtual nodes plus all children's reach (valid when not reachStale). */
-  reach: IntervalSet
-  reachStale: boolean
-  /** What the parent was last told this subtree reaches. */
-  sentReach: IntervalSet | null
-  /** Metric last sent to the children. */
-  sentMetric: number
-  /** Checks passing through this peer, by `origin#id`. */
-  readonly locks: Map<string, Lock>
-  /**
-   * Candidate locks that expired before their origin answered, by `origin#id` (the origin
-   * may yet commit under this peer): while any is here, this peer does not use short checks.
-   */
-  readonly unanswered: Map<string, PeerId>
-  pending: PendingAttach | null
-}
 
 /** What the table needs from the peer around it. */
 export interface TreeHost {
