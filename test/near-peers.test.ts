@@ -128,26 +128,29 @@ function answer (h: ReturnType<typeof probingHarness>, now: number): number {
 }
 
 describe('Probing: near and random candidates', () => {
-  it('with probeNearFraction 0 every candidate is uniformly random (003)', () => {
+  /** A burst of 40 answered probes with a fixed stream of "random" numbers; the peers judged. */
+  const burst = (nearFraction: number): PeerId[] => {
     let x = 0
-    const h = probingHarness(0, () => { x = (x + 0.37) % 1; return x })
+    const h = probingHarness(nearFraction, () => { x = (x + 0.37) % 1; return x })
     h.probing.trigger(0)
     let now = 0
     for (let i = 0; i < 40; i++) now = answer(h, now)
-    const nearShare = h.judged.filter((p) => Number(p.slice(1)) < 10).length / h.judged.length
+    return h.judged
+  }
+  const isNear = (p: PeerId): boolean => Number(p.slice(1)) < 10
+
+  it('with probeNearFraction 0 every candidate is uniformly random (003)', () => {
+    const judged = burst(0)
+    const nearShare = judged.filter(isNear).length / judged.length
     expect(nearShare).toBeLessThan(0.5)
   })
 
   it('with probeNearFraction 0.75 most probes go to the near cluster once one near peer is known', () => {
-    let x = 0
-    const h = probingHarness(0.75, () => { x = (x + 0.37) % 1; return x })
-    h.probing.trigger(0)
-    let now = 0
-    for (let i = 0; i < 40; i++) now = answer(h, now)
-    const firstNear = h.judged.findIndex((p) => Number(p.slice(1)) < 10)
+    const judged = burst(0.75)
+    const firstNear = judged.findIndex(isNear)
     expect(firstNear).toBeGreaterThanOrEqual(0)
-    const after = h.judged.slice(firstNear + 1)
-    const nearShare = after.filter((p) => Number(p.slice(1)) < 10).length / after.length
+    const after = judged.slice(firstNear + 1)
+    const nearShare = after.filter(isNear).length / after.length
     expect(nearShare).toBeGreaterThan(0.6)
   })
 
