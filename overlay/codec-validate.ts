@@ -11,7 +11,7 @@ import type { DeliveredState } from '../virtual-nodes/handoff.ts'
 import { TREE_KINDS } from '../trees/tree-kind.ts'
 import { WIRE_VERSION } from './messages.ts'
 import type {
-  MemberFact, MemberStatus, Message, MessageType, NearHint, ProbeTreeEntry, ReduceStart, StreamMode, StreamOpen, TreeOp
+  MemberFact, MemberStatus, Message, MessageType, NearHint, PartialMessage, ProbeTreeEntry, PullMessage, ReduceStart, StreamMode, StreamOpen, TreeOp
 } from './messages.ts'
 import { MAX_NEAR_HINTS } from './near-peers.ts'
 import { WireError } from './wire-errors.ts'
@@ -231,11 +231,14 @@ class Fields {
 
   reduceStart (x: unknown, path: string): ReduceStart {
     const o = this.map(x, path)
-    return {
+    const start: ReduceStart = {
       op: this.id(own(o, 'op'), `${path}.op`),
       rootVnode: this.int(own(o, 'rootVnode'), `${path}.rootVnode`, 0, this.limits.vnodeUniverse - 1),
       length: this.int(own(o, 'length'), `${path}.length`, 0, this.maxReduceLength)
     }
+    const segment = own(o, 'segment')
+    if (segment === undefined) return start
+    return { ...start, segment: this.int(segment, `${path}.segment`, 1, this.maxReduceLength) }
   }
 
   streamOpen (x: unknown, path: string): StreamOpen {
@@ -314,23 +317,35 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     if (away !== true) bad('away', 'expected true when present')
     return { t: 'ack', stream, away: true }
   },
-  partial: (o, f) => ({
-    t: 'partial',
-    id: f.id(own(o, 'id'), 'id'),
-    root: f.peer(own(o, 'root'), 'root'),
-    op: f.id(own(o, 'op'), 'op'),
-    covered: f.set(own(o, 'covered'), 'covered'),
-    value: f.float64s(own(o, 'value'), 'value')
-  }),
-  pull: (o, f) => ({
-    t: 'pull',
-    id: f.id(own(o, 'id'), 'id'),
-    root: f.peer(own(o, 'root'), 'root'),
-    op: f.id(own(o, 'op'), 'op'),
-    length: f.int(own(o, 'length'), 'length', 0, f.maxReduceLength),
-    want: f.set(own(o, 'want'), 'want'),
-    hops: f.int(own(o, 'hops'), 'hops')
-  })
+  partial: (o, f) => {
+    const msg: PartialMessage = {
+      t: 'partial',
+      id: f.id(own(o, 'id'), 'id'),
+      root: f.peer(own(o, 'root'), 'root'),
+      op: f.id(own(o, 'op'), 'op'),
+      covered: f.set(own(o, 'covered'), 'covered'),
+      value: f.float64s(own(o, 'value'), 'value')
+    }
+    const seg = own(o, 'seg')
+    return seg === undefined ? msg : { ...msg, seg: f.int(seg, 'seg', 0, f.maxReduceLength) }
+  },
+  pull: (o, f) => {
+    const msg: PullMessage = {
+      t: 'pull',
+      id: f.id(own(o, 'id'), 'id'),
+      root: f.peer(own(o, 'root'), 'root'),
+      op: f.id(own(o, 'op'), 'op'),
+      length: f.int(own(o, 'length'), 'length', 0, f.maxReduceLength),
+      want: f.set(own(o, 'want'), 'want'),
+      hops: f.int(own(o, 'hops'), 'hops')
+    }
+    const seg = own(o, 'seg')
+    const segment = own(o, 'segment')
+    if (seg === undefined && segment === undefined) return msg
+    const size = f.int(segment, 'segment', 1, f.maxReduceLength)
+    // The segment must exist: k * segment < length.
+    return { ...msg, seg: f.int(seg, 'seg', 0, Math.max(0, Math.ceil(msg.length / size) - 1)), segment: size }
+  }
 }
 
 /**

@@ -86,7 +86,11 @@ function openWire (o: StreamOpen): Record<string, unknown> {
     id: o.id, origin: o.origin, mode: o.mode, header: setBytes(o.header),
     chunkCount: o.chunkCount, totalBytes: o.totalBytes, fallback: o.fallback, hops: o.hops
   }
-  if (o.reduce !== undefined) out.reduce = { op: o.reduce.op, rootVnode: o.reduce.rootVnode, length: o.reduce.length }
+  if (o.reduce !== undefined) {
+    const r: Record<string, unknown> = { op: o.reduce.op, rootVnode: o.reduce.rootVnode, length: o.reduce.length }
+    if (o.reduce.segment !== undefined) r.segment = o.reduce.segment
+    out.reduce = r
+  }
   return out
 }
 
@@ -123,8 +127,16 @@ function fieldsWire (msg: Message): Record<string, unknown> {
       return out
     }
     case 'ack': return msg.away === true ? { stream: msg.stream, away: true } : { stream: msg.stream }
-    case 'partial': return { id: msg.id, root: msg.root, op: msg.op, covered: setBytes(msg.covered), value: float64ToBytes(msg.value) }
-    case 'pull': return { id: msg.id, root: msg.root, op: msg.op, length: msg.length, want: setBytes(msg.want), hops: msg.hops }
+    case 'partial': {
+      const out: Record<string, unknown> = { id: msg.id, root: msg.root, op: msg.op, covered: setBytes(msg.covered), value: float64ToBytes(msg.value) }
+      if (msg.seg !== undefined) out.seg = msg.seg
+      return out
+    }
+    case 'pull': {
+      const out: Record<string, unknown> = { id: msg.id, root: msg.root, op: msg.op, length: msg.length, want: setBytes(msg.want), hops: msg.hops }
+      if (msg.seg !== undefined && msg.segment !== undefined) { out.seg = msg.seg; out.segment = msg.segment }
+      return out
+    }
   }
 }
 
@@ -223,7 +235,10 @@ function treeOpSize (op: TreeOp): number {
 function openSize (o: StreamOpen): number {
   let n = 1 + ks('id', o.id) + ks('origin', o.origin) + ks('mode', o.mode) + kset('header', o.header) +
     kn('chunkCount', o.chunkCount) + kn('totalBytes', o.totalBytes) + kbool('fallback') + kn('hops', o.hops)
-  if (o.reduce !== undefined) n += str('reduce') + 1 + ks('op', o.reduce.op) + kn('rootVnode', o.reduce.rootVnode) + kn('length', o.reduce.length)
+  if (o.reduce !== undefined) {
+    n += str('reduce') + 1 + ks('op', o.reduce.op) + kn('rootVnode', o.reduce.rootVnode) + kn('length', o.reduce.length)
+    if (o.reduce.segment !== undefined) n += kn('segment', o.reduce.segment)
+  }
   return n
 }
 
@@ -249,9 +264,10 @@ function fieldsSize (msg: Message): number {
       (msg.open === undefined ? 0 : str('open') + openSize(msg.open))
     case 'ack': return kn('stream', msg.stream) + (msg.away === true ? kbool('away') : 0)
     case 'partial': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kset('covered', msg.covered) +
-      str('value') + bytes(msg.value.byteLength)
+      str('value') + bytes(msg.value.byteLength) + (msg.seg === undefined ? 0 : kn('seg', msg.seg))
     case 'pull': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kn('length', msg.length) +
-      kset('want', msg.want) + kn('hops', msg.hops)
+      kset('want', msg.want) + kn('hops', msg.hops) +
+      (msg.seg === undefined || msg.segment === undefined ? 0 : kn('seg', msg.seg) + kn('segment', msg.segment))
   }
 }
 

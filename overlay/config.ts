@@ -22,6 +22,11 @@ export const DEFAULT_REDUCE_TIMEOUT_MIN_MS = 5
 export const DEFAULT_REDUCE_RETRY_MS = 250
 /** A reduction still incomplete after this is reported as failed, never left hanging. */
 export const DEFAULT_REDUCE_MAX_DURATION_MS = 60_000
+/**
+ * Partial results of arrays longer than this travel in segments of this size (8 bytes per
+ * element), each combined and forwarded on its own, so that they are pipelined up the tree.
+ */
+export const DEFAULT_REDUCE_SEGMENT_BYTES = 65_536
 /** A peer with unacknowledged data that stays silent this long (and misses a ping) is declared dead. */
 export const DEFAULT_FAILURE_DETECTION_TIMEOUT_MS = 5000
 /** Path locks taken by a parent-change check expire after this (if the unlock is lost). */
@@ -104,6 +109,11 @@ export interface CoreInit {
   reduceRetryMs?: number
   /** @default 60000 */
   reduceMaxDurationMs?: number
+  /**
+   * Partial results of longer arrays travel in segments of this many bytes (rounded down
+   * to whole 8-byte elements), pipelined up the tree. @default 65536
+   */
+  reduceSegmentBytes?: number
   /** @default 5000 */
   failureDetectionTimeoutMs?: number
   /** @default 4000 */
@@ -161,6 +171,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     reduceTimeoutMinMs: init.reduceTimeoutMinMs ?? DEFAULT_REDUCE_TIMEOUT_MIN_MS,
     reduceRetryMs: init.reduceRetryMs ?? DEFAULT_REDUCE_RETRY_MS,
     reduceMaxDurationMs: init.reduceMaxDurationMs ?? DEFAULT_REDUCE_MAX_DURATION_MS,
+    reduceSegmentBytes: init.reduceSegmentBytes ?? DEFAULT_REDUCE_SEGMENT_BYTES,
     failureDetectionTimeoutMs: init.failureDetectionTimeoutMs ?? DEFAULT_FAILURE_DETECTION_TIMEOUT_MS,
     lockTimeoutMs: init.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
     leaveTimeoutMs: init.leaveTimeoutMs ?? DEFAULT_LEAVE_TIMEOUT_MS,
@@ -178,7 +189,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     joinPolicy: init.joinPolicy ?? 'contact'
   }
   const positive: Array<keyof CoreConfig> = ['probeBytes', 'probeTimeoutMs', 'switchPointBytes', 'chunkBytes',
-    'reduceTimeoutFactor', 'reduceRetryMs', 'reduceMaxDurationMs', 'failureDetectionTimeoutMs', 'lockTimeoutMs',
+    'reduceTimeoutFactor', 'reduceRetryMs', 'reduceMaxDurationMs', 'reduceSegmentBytes', 'failureDetectionTimeoutMs', 'lockTimeoutMs',
     'leaveTimeoutMs', 'maxPayloadBytes', 'dedupeCapacity', 'maxActiveTransfers', 'transferIdleMs', 'maxHops',
     'maxReduceLength', 'parkRetryMs']
   for (const key of positive) {
@@ -194,6 +205,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   if (!Number.isInteger(c.probeExtraCount)) throw new InvalidConfigError('probeExtraCount must be an integer')
   if (!Number.isInteger(c.probePingCount) || c.probePingCount < 1 || c.probePingCount > 16) throw new InvalidConfigError(`probePingCount must be an integer in 1..16, got ${String(c.probePingCount)}`)
   if (!Number.isInteger(c.chunkBytes) || c.chunkBytes > 1024 * 1024) throw new InvalidConfigError('chunkBytes must be an integer <= 1048576')
+  if (!Number.isInteger(c.reduceSegmentBytes) || c.reduceSegmentBytes < 8 || c.reduceSegmentBytes > 1024 * 1024) throw new InvalidConfigError(`reduceSegmentBytes must be an integer in 8..1048576, got ${String(c.reduceSegmentBytes)}`)
   if (c.joinPolicy !== 'contact' && c.joinPolicy !== 'most-loaded') throw new InvalidConfigError(`joinPolicy must be 'contact' or 'most-loaded', got ${String(c.joinPolicy)}`)
   return c
 }

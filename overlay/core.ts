@@ -13,11 +13,11 @@ import type { TreeKind } from '../trees/tree-kind.ts'
 import { resolveCoreConfig, type CoreConfig, type CoreInit } from './config.ts'
 import { InvalidArgumentError, NotRunningError } from './errors.ts'
 import { Membership } from './membership.ts'
-import type { FactsMessage, Message, ReduceStart, StreamMode, TreeOp } from './messages.ts'
+import type { FactsMessage, Message, StreamMode, TreeOp } from './messages.ts'
 import type { Output } from './outputs.ts'
 import { OwnershipEngine } from './ownership-engine.ts'
 import { OpRegistry, type CombineFn } from './reduce-ops.ts'
-import { Reductions, type ContributeFn } from './reduction.ts'
+import { reduceStart, Reductions, type ContributeFn } from './reduction.ts'
 import { Streams, type Transfer } from './streams.ts'
 import { TimerQueue } from './timer-queue.ts'
 import { chunkPayload } from './payload.ts'
@@ -280,7 +280,7 @@ export class TreecastCore {
     if (!Number.isInteger(opts.length) || opts.length < 1 || opts.length > this.config.maxReduceLength) throw new InvalidArgumentError(`length must be an integer in 1..${this.config.maxReduceLength}`)
     this.now = now
     const id = this.newId()
-    const reduce: ReduceStart = { op: opts.op, rootVnode: this.ownership.owned.min ?? 0, length: opts.length }
+    const reduce = reduceStart(opts.op, this.ownership.owned.min ?? 0, opts.length, this.config.reduceSegmentBytes)
     this.streams.originate(now, { id, origin: this.self, mode: 'lat', chunkCount: 1, totalBytes: 0, reduce }, IntervalSet.range(0, this.vnodes), [new Uint8Array(0)])
     this.flush(now)
     return id

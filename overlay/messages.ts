@@ -83,6 +83,13 @@ export interface ReduceStart {
   readonly rootVnode: number
   /** Number of elements of the reduced array. */
   readonly length: number
+  /**
+   * Elements per partial-result segment, when partials travel in segments (absent: whole
+   * arrays). Segment k covers elements [k * segment, min((k + 1) * segment, length)); a
+   * peer combines and forwards each segment on its own, so long partials are pipelined up
+   * the tree instead of stored and forwarded whole at every hop.
+   */
+  readonly segment?: number
 }
 
 /** The first chunk of a stream carries where it goes. */
@@ -118,7 +125,10 @@ export interface ChunkMessage {
  */
 export interface AckMessage { readonly t: 'ack', readonly stream: number, readonly away?: true }
 
-/** A partial reduction result covering exactly `covered`. */
+/**
+ * A partial reduction result covering exactly `covered`: the whole array, or with `seg`
+ * only segment `seg` of it (see {@link ReduceStart.segment}).
+ */
 export interface PartialMessage {
   readonly t: 'partial'
   readonly id: string
@@ -126,6 +136,7 @@ export interface PartialMessage {
   readonly op: string
   readonly covered: IntervalSet
   readonly value: Float64Array
+  readonly seg?: number
 }
 
 /** The reduction root asks the owners of `want` for their contributions directly. */
@@ -137,6 +148,9 @@ export interface PullMessage {
   readonly length: number
   readonly want: IntervalSet
   readonly hops: number
+  /** Only segment `seg` of the array is wanted, segments being `segment` elements long. */
+  readonly seg?: number
+  readonly segment?: number
 }
 
 /** Every message a core sends or receives. */

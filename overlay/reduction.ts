@@ -16,6 +16,12 @@
  * is alive: a partial always goes to the peer that sent the start, whatever the trees do
  * meanwhile, so only a crash or a hang stops it, and the driver's liveness checks (these
  * receivers are awaited peers) turn a hang into a crash.
+ *
+ * Segments. A start with `segment` splits the array into segments, and every rule above
+ * applies to each segment on its own: a peer sends segment k up as soon as segment k
+ * covers its part, while later segments are still arriving, so a long partial is pipelined
+ * up the tree instead of stored and forwarded whole at each hop (003 pipelines broadcasts
+ * the same way). A receiver counts as reported once all its segments have come.
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
@@ -43,6 +49,13 @@ export interface ReductionHost {
   reject (reason: string): void
 }
 
+/** The state of one segment of a reduction (the whole array when unsegmented). */
+interface Seg {
+  acc: Float64Array | null
+  covered: IntervalSet
+  sent: boolean
+}
+
 interface Red {
   readonly id: string
   readonly root: PeerId
@@ -50,15 +63,23 @@ interface Red {
   readonly upstream: PeerId | null
   expected: IntervalSet
   own: IntervalSet
-  acc: Float64Array | null
-  covered: IntervalSet
-  sent: boolean
+  /** Elements per segment (the array length when unsegmented). */
+  readonly segLen: number
+  readonly segs: Seg[]
   done: boolean
   readonly startedAt: number
   /** Receivers that acknowledged the start, with the part each took, until they report. */
   readonly acked: Map<PeerId, IntervalSet>
+  /** Segments received from each receiver, until it has sent them all. */
+  readonly segsFrom: Map<PeerId, number>
   /** Peers a partial came from: what they did not cover is late, no longer under way. */
   readonly reported: Set<PeerId>
+}
+
+/** The start of a reduction: arrays longer than one segment of `segmentBytes` travel in segments. */
+export function reduceStart (op: string, rootVnode: number, length: number, segmentBytes: number): ReduceStart {
+  const segment = Math.max(1, Math.floor(segmentBytes / 8))
+  return length > segment ? { op, rootVnode, length, segment } : { op, rootVnode, length }
 }
 
 /** Counters of reduction activity. */
@@ -78,16 +99,18 @@ export class Reductions {
     let r = this.active.get(id)
     if (r === undefined && this.active.size >= this.maxActive) { this.host.reject('too-many-reductions'); return }
     if (r === undefined) {
-      r = { id, root, start, upstream: from, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, acc: null, covered: IntervalSet.EMPTY, sent: false, done: false, startedAt: now, acked: new Map(), reported: new Set() }
+      const segLen = start.segment === undefined || start.segment >= start.length ? Math.max(1, start.length) : start.segment
+      const segs = Array.from({ length: Math.max(1, Math.ceil(start.length / segLen)) }, () => ({ acc: null, covered: IntervalSet.EMPTY, sent: false }))
+      r = { id, root, start, upstream: from, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, segLen, segs, done: false, startedAt: now, acked: new Map(), segsFrom: new Map(), reported: new Set() }
       this.active.set(id, r)
       const wait = this.host.timeoutMs()
       this.host.setTimer(now + (root === this.host.self ? 2 * wait : wait), id)
     }
-    if (r.start.op !== start.op || r.start.length !== start.length || r.root !== root) { this.host.reject('reduce-mismatch'); return }
+    if (r.start.op !== start.op || r.start.length !== start.length || r.start.segment !== start.segment || r.root !== root) { this.host.reject('reduce-mismatch'); return }
     r.expected = r.expected.union(forwarded)
     if (!fresh.isEmpty) {
       r.own = r.own.union(fresh)
-      this.take(r, fresh, this.host.contribute(id, r.start, fresh))
+      this.take(r, fresh, this.host.contribute(id, r.start, fresh), undefined)
     }
     this.check(now, r)
   }
@@ -109,8 +132,9 @@ export class Reductions {
   awaitedPeers (): Set<PeerId> {
     const out = new Set<PeerId>()
     for (const r of this.active.values()) {
-      if (r.done || (r.sent && r.root !== this.host.self)) continue
-      for (const [peer, part] of r.acked) if (!r.covered.containsAll(part)) out.add(peer)
+      if (r.done || (allSent(r) && r.root !== this.host.self)) continue
+      const covered = coveredAll(r)
+      for (const [peer, part] of r.acked) if (!covered.containsAll(part)) out.add(peer)
     }
     return out
   }
@@ -126,13 +150,19 @@ export class Reductions {
       this.host.send(msg.root, msg)
       return
     }
-    if (msg.value.length !== r.start.length || msg.op !== r.start.op) { this.host.reject('partial-mismatch'); return }
+    if (msg.op !== r.start.op) { this.host.reject('partial-mismatch'); return }
+    const seg = msg.seg
+    if (seg === undefined ? msg.value.length !== r.start.length : seg >= r.segs.length || msg.value.length !== segLength(r, seg)) { this.host.reject('partial-mismatch'); return }
     if (!IntervalSet.range(0, this.host.vnodeCount()).containsAll(msg.covered)) { this.host.reject('partial-out-of-range'); return }
-    // A receiver sends its partial once: whatever of its part is still missing after that
-    // comes late, if at all, and is not waited for.
-    r.reported.add(from)
-    r.acked.delete(from)
-    this.take(r, msg.covered, msg.value)
+    // A receiver sends each segment of its partial once: whatever of its part is still
+    // missing after its last segment comes late, if at all, and is not waited for.
+    const got = (r.segsFrom.get(from) ?? 0) + (seg === undefined ? r.segs.length : 1)
+    if (got >= r.segs.length) {
+      r.segsFrom.delete(from)
+      r.reported.add(from)
+      r.acked.delete(from)
+    } else r.segsFrom.set(from, got)
+    this.take(r, msg.covered, msg.value, seg)
     this.check(now, r)
   }
 
@@ -142,8 +172,10 @@ export class Reductions {
     const mine = msg.want.intersection(owned)
     const start: ReduceStart = { op: msg.op, rootVnode: 0, length: msg.length }
     if (!mine.isEmpty) {
-      const value = this.host.contribute(msg.id, start, mine)
-      this.host.send(msg.root, { t: 'partial', id: msg.id, root: msg.root, op: msg.op, covered: mine, value })
+      const whole = this.host.contribute(msg.id, start, mine)
+      const { seg, segment } = msg
+      if (seg === undefined || segment === undefined) this.host.send(msg.root, { t: 'partial', id: msg.id, root: msg.root, op: msg.op, covered: mine, value: whole })
+      else this.host.send(msg.root, { t: 'partial', id: msg.id, root: msg.root, op: msg.op, covered: mine, value: whole.slice(seg * segment, (seg + 1) * segment), seg })
     }
     const rest = msg.want.difference(mine)
     if (rest.isEmpty || msg.hops >= maxHops) return
@@ -158,8 +190,8 @@ export class Reductions {
     const r = this.active.get(id)
     if (r === undefined || r.done) return
     if (r.root !== this.host.self) {
-      if (!r.sent) {
-        const missing = r.expected.union(r.own).difference(r.covered)
+      if (!allSent(r)) {
+        const missing = r.expected.union(r.own).difference(coveredAll(r))
         if (!missing.isEmpty && this.inProgress(r).containsAll(missing) && now - r.startedAt <= this.maxDurationMs) {
           this.host.setTimer(now + this.host.timeoutMs(), id)
           return
@@ -170,13 +202,12 @@ export class Reductions {
       else this.host.setTimer(now + this.maxDurationMs, id)
       return
     }
-    const missing = IntervalSet.range(0, this.host.vnodeCount()).difference(r.covered)
     if (now - r.startedAt > this.maxDurationMs) {
       this.forget(r)
-      this.host.failed(id, missing)
+      this.host.failed(id, IntervalSet.range(0, this.host.vnodeCount()).difference(coveredAll(r)))
       return
     }
-    this.pull(r, missing.difference(this.inProgress(r)))
+    this.pull(r, this.inProgress(r))
     this.host.setTimer(now + Math.max(this.retryMs, this.host.timeoutMs()), id)
   }
 
@@ -184,24 +215,32 @@ export class Reductions {
   private inProgress (r: Red): IntervalSet {
     let parts = IntervalSet.EMPTY
     for (const [peer, part] of r.acked) if (this.host.isAlive(peer)) parts = parts.union(part)
-    return parts.difference(r.covered)
+    return parts.difference(coveredAll(r))
   }
 
   /** Leaving: send every partial result on now. */
   flush (): void {
-    for (const r of this.active.values()) if (!r.sent && r.root !== this.host.self) this.sendUp(r)
+    for (const r of this.active.values()) if (!allSent(r) && r.root !== this.host.self) this.sendUp(r)
   }
 
   /** Reductions in flight here. */
   get activeCount (): number { return this.active.size }
 
-  private take (r: Red, covered: IntervalSet, value: Float64Array): void {
+  /** Takes data covering `covered`: segment `seg` of the array, or the whole array. */
+  private take (r: Red, covered: IntervalSet, value: Float64Array, seg: number | undefined): void {
     if (covered.isEmpty) return
-    const disjoint = !r.covered.intersects(covered)
-    if (disjoint && !(r.sent && r.root !== this.host.self)) {
-      if (r.acc === null) r.acc = Float64Array.from(value)
-      else (this.host.ops.get(r.start.op) ?? noop)(r.acc, value)
-      r.covered = r.covered.union(covered)
+    if (seg !== undefined) { this.takeSeg(r, seg, covered, value); return }
+    if (r.segs.length === 1) { this.takeSeg(r, 0, covered, value); return }
+    for (let k = 0; k < r.segs.length; k++) this.takeSeg(r, k, covered, value.subarray(k * r.segLen, k * r.segLen + segLength(r, k)))
+  }
+
+  private takeSeg (r: Red, k: number, covered: IntervalSet, value: Float64Array): void {
+    const s = r.segs[k] as Seg
+    const disjoint = !s.covered.intersects(covered)
+    if (disjoint && !(s.sent && r.root !== this.host.self)) {
+      if (s.acc === null) s.acc = Float64Array.from(value)
+      else (this.host.ops.get(r.start.op) ?? noop)(s.acc, value)
+      s.covered = s.covered.union(covered)
       this.stats.partialsMerged++
       return
     }
@@ -211,39 +250,68 @@ export class Reductions {
       return
     }
     this.stats.partialsForwarded++
-    this.host.send(this.target(r), { t: 'partial', id: r.id, root: r.root, op: r.start.op, covered, value })
+    this.host.send(this.target(r), this.partial(r, k, covered, Float64Array.from(value)))
+  }
+
+  private partial (r: Red, k: number, covered: IntervalSet, value: Float64Array): PartialMessage {
+    const msg: PartialMessage = { t: 'partial', id: r.id, root: r.root, op: r.start.op, covered, value }
+    return r.segs.length === 1 ? msg : { ...msg, seg: k }
   }
 
   private check (now: number, r: Red): void {
     if (r.root === this.host.self) {
-      if (r.covered.containsAll(IntervalSet.range(0, this.host.vnodeCount())) && r.acc !== null) {
+      const all = IntervalSet.range(0, this.host.vnodeCount())
+      if (r.segs.every((s) => s.acc !== null && s.covered.containsAll(all))) {
         this.forget(r)
-        this.host.reduced(r.id, r.acc, r.covered, r.startedAt)
+        this.host.reduced(r.id, concat(r), all, r.startedAt)
       }
       return
     }
-    if (!r.sent && r.covered.containsAll(r.expected.union(r.own))) this.sendUp(r)
+    const need = r.expected.union(r.own)
+    r.segs.forEach((s, k) => { if (!s.sent && s.covered.containsAll(need)) this.sendSeg(r, k) })
     void now
   }
 
   private sendUp (r: Red): void {
-    r.sent = true
-    if (r.acc === null || r.covered.isEmpty) return
-    this.host.send(this.target(r), { t: 'partial', id: r.id, root: r.root, op: r.start.op, covered: r.covered, value: r.acc })
+    for (let k = 0; k < r.segs.length; k++) if (!(r.segs[k] as Seg).sent) this.sendSeg(r, k)
+  }
+
+  private sendSeg (r: Red, k: number): void {
+    const s = r.segs[k] as Seg
+    s.sent = true
+    if (s.acc === null || s.covered.isEmpty) return
+    this.host.send(this.target(r), this.partial(r, k, s.covered, s.acc))
   }
 
   private target (r: Red): PeerId {
     return r.upstream !== null && this.host.isAlive(r.upstream) ? r.upstream : r.root
   }
 
-  private pull (r: Red, missing: IntervalSet): void {
+  /**
+   * Asks the owners of what the root still misses, apart from `inProgress`, for their
+   * contributions: one pull for the whole array when every segment misses the same, else
+   * one per segment (a reply for the whole array would overlap the segments that have part).
+   */
+  private pull (r: Red, inProgress: IntervalSet): void {
+    const all = IntervalSet.range(0, this.host.vnodeCount())
+    const missing = r.segs.map((s) => all.difference(s.covered).difference(inProgress))
+    const first = missing[0] as IntervalSet
+    const uniform = missing.every((m) => m.equals(first))
     const owned = this.host.owned()
-    const mine = missing.intersection(owned)
-    if (!mine.isEmpty) this.take(r, mine, this.host.contribute(r.id, r.start, mine))
-    for (const [owner, part] of this.host.view.partition(missing.difference(mine))) {
-      if (owner === this.host.self || !this.host.isAlive(owner)) continue
-      this.stats.pulls++
-      this.host.send(owner, { t: 'pull', id: r.id, root: r.root, op: r.start.op, length: r.start.length, want: part, hops: 0 })
+    const groups: Array<{ seg: number | undefined, want: IntervalSet }> = uniform ? [{ seg: undefined, want: first }] : missing.map((want, seg) => ({ seg, want }))
+    for (const { seg, want } of groups) {
+      if (want.isEmpty) continue
+      const mine = want.intersection(owned)
+      if (!mine.isEmpty) {
+        const value = this.host.contribute(r.id, r.start, mine)
+        this.take(r, mine, seg === undefined ? value : value.subarray(seg * r.segLen, seg * r.segLen + segLength(r, seg)), seg)
+      }
+      for (const [owner, part] of this.host.view.partition(want.difference(mine))) {
+        if (owner === this.host.self || !this.host.isAlive(owner)) continue
+        this.stats.pulls++
+        const msg: PullMessage = { t: 'pull', id: r.id, root: r.root, op: r.start.op, length: r.start.length, want: part, hops: 0 }
+        this.host.send(owner, seg === undefined ? msg : { ...msg, seg, segment: r.segLen })
+      }
     }
   }
 
@@ -259,3 +327,26 @@ export class Reductions {
 }
 
 function noop (): void {}
+
+/** Elements in segment `k` of `r`. */
+function segLength (r: Red, k: number): number {
+  return Math.min(r.segLen, r.start.length - k * r.segLen)
+}
+
+function allSent (r: Red): boolean {
+  return r.segs.every((s) => s.sent)
+}
+
+/** What every segment covers. */
+function coveredAll (r: Red): IntervalSet {
+  let out = (r.segs[0] as Seg).covered
+  for (let k = 1; k < r.segs.length; k++) out = out.intersection((r.segs[k] as Seg).covered)
+  return out
+}
+
+function concat (r: Red): Float64Array {
+  if (r.segs.length === 1) return (r.segs[0] as Seg).acc as Float64Array
+  const out = new Float64Array(r.start.length)
+  r.segs.forEach((s, k) => { out.set(s.acc as Float64Array, k * r.segLen) })
+  return out
+}

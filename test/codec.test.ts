@@ -199,7 +199,7 @@ const arbOpen: fc.Arbitrary<StreamOpen> = fc.record({
   chunkCount: fc.integer({ min: 1, max: 1_000_000 }),
   totalBytes: arbCount,
   fallback: fc.boolean(),
-  reduce: fc.record({ op: arbOpName, rootVnode: fc.nat(2 ** 31 - 1), length: fc.nat(DEFAULT_CODEC_LIMITS.maxMessageBytes / 8) }),
+  reduce: fc.record({ op: arbOpName, rootVnode: fc.nat(2 ** 31 - 1), length: fc.nat(DEFAULT_CODEC_LIMITS.maxMessageBytes / 8), segment: fc.integer({ min: 1, max: DEFAULT_CODEC_LIMITS.maxMessageBytes / 8 }) }, { requiredKeys: ['op', 'rootVnode', 'length'] }),
   hops: fc.nat(64)
 }, { requiredKeys: ['id', 'origin', 'mode', 'header', 'chunkCount', 'totalBytes', 'fallback', 'hops'] })
 
@@ -231,8 +231,10 @@ const arbMessage: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('chunk' as const), stream: arbCount, index: fc.nat(1_000_000), data: fc.uint8Array({ maxLength: 300 }), open: arbOpen }, { requiredKeys: ['t', 'stream', 'index', 'data'] })
     .map((m) => (m.open !== undefined && m.index >= m.open.chunkCount ? { ...m, index: m.open.chunkCount - 1 } : m)),
   fc.record({ t: fc.constant('ack' as const), stream: arbCount, away: fc.constant(true as const) }, { requiredKeys: ['t', 'stream'] }),
-  fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }) }),
-  fc.record({ t: fc.constant('pull' as const), id: arbId, root: arbPeer, op: arbOpName, length: fc.nat(100_000), want: arbSet, hops: fc.nat(64) })
+  fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }), seg: fc.nat(1000) }, { requiredKeys: ['t', 'id', 'root', 'op', 'covered', 'value'] }),
+  fc.record({ t: fc.constant('pull' as const), id: arbId, root: arbPeer, op: arbOpName, length: fc.nat(100_000), want: arbSet, hops: fc.nat(64) }),
+  fc.tuple(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 100_000 }), arbId, arbPeer, arbSet).map(([length, segment, id, root, want]) =>
+    ({ t: 'pull' as const, id, root, op: 'sum', length, want, hops: 0, seg: Math.ceil(length / segment) - 1, segment }))
 )
 
 const FIELD_NAMES = [
@@ -411,6 +413,10 @@ describe('rejections', () => {
     ['long peer id', { t: 'give', to: 'x'.repeat(129), ranges: S2.encode() }],
     ['long collective id', { t: 'pull', id: 'x'.repeat(257), root: 'p', op: 'sum', length: 1, want: S2.encode(), hops: 0 }],
     ['huge reduce length', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 2 ** 40, want: S2.encode(), hops: 0 }],
+    ['pull segment past the array', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 100, want: S2.encode(), hops: 0, seg: 4, segment: 25 }],
+    ['pull seg without segment', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 100, want: S2.encode(), hops: 0, seg: 0 }],
+    ['pull segment of 0', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 100, want: S2.encode(), hops: 0, seg: 0, segment: 0 }],
+    ['negative partial seg', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), seg: -1 }],
     ['bad tree kind', { t: 'tree', ops: [{ op: 'detach', kind: 'fast', root: 'p' }] }],
     ['bad tree op', { t: 'tree', ops: [{ op: 'explode', kind: 'lat', root: 'p' }] }],
     ['ok not boolean', { t: 'tree', ops: [{ ...OPS.result, ok: 1 }] }],

@@ -534,29 +534,59 @@ describe('TreecastCore: reductions', () => {
 })
 
 describe('TreecastCore: long reductions', () => {
-  it('a partial that takes longer to move than the timeout is waited for, not turned into late forwards', () => {
-    // 262144 elements: a 2 MB partial takes ~210 ms per hop on these 10 MB/s links, far past
-    // the reduction timeout (2x the largest distance to a root, a few ms). Receivers that
-    // acknowledged the start are alive, so their partials are awaited: nothing is late and
-    // every peer sends exactly one partial.
-    // Peers on a line (one-way latency 0.2 ms + 1 ms per position apart): a deep latency tree.
-    const names = Array.from({ length: 10 }, (_, i) => `p${i}`)
-    const pos = (p: PeerId): number => Number(p.slice(1))
-    const loop = settled(30, { latency: (a, b) => 0.2 + Math.abs(pos(a) - pos(b)) }, names)
-    const id = loop.input('p0', (c) => c.reduce(loop.now, { op: 'sum', length: 262144 }))
+  // Peers on a line (one-way latency 0.2 ms + 1 ms per position apart): a deep latency tree.
+  const names = Array.from({ length: 10 }, (_, i) => `p${i}`)
+  const pos = (p: PeerId): number => Number(p.slice(1))
+  const line = { latency: (a: PeerId, b: PeerId) => 0.2 + Math.abs(pos(a) - pos(b)) }
+
+  /** Runs one sum over `length` elements from p0; returns the loop and the simulated duration. */
+  function longReduction (length: number, config: CoreInit = {}): { loop: Loop, durationMs: number } {
+    const loop = settled(30, { ...line, config }, names)
+    const id = loop.input('p0', (c) => c.reduce(loop.now, { op: 'sum', length }))
+    const startedAt = loop.now
     loop.runUntil(() => loop.outputs('reduced').length > 0, 60_000, 'reduced')
-    const out = loop.outputs('reduced')[0]?.out as Extract<Output, { type: 'reduced' }>
+    const done = loop.outputs('reduced')[0] as Logged
+    const out = done.out as Extract<Output, { type: 'reduced' }>
     expect(out.id).toBe(id)
+    expect(out.value).toHaveLength(length)
     expect(out.covered.equals(IntervalSet.range(0, 30))).toBe(true)
     expect(out.value[0]).toBe(30 * 31 / 2)
+    expect(out.value[1]).toBe(30)
+    expect(out.value[length - 1]).toBe(0)
     let forwarded = 0
     let pulls = 0
     for (const c of loop.cores.values()) { forwarded += c.reductions.stats.partialsForwarded; pulls += c.reductions.stats.pulls }
     expect(forwarded).toBe(0)
     expect(pulls).toBe(0)
+    loop.ok()
+    return { loop, durationMs: done.at - startedAt }
+  }
+
+  it('a partial that takes longer to move than the timeout is waited for, not turned into late forwards', () => {
+    // 131072 elements: a 1 MiB partial takes ~100 ms per hop on these 10 MB/s links, far past
+    // the reduction timeout (2x the largest distance to a root, a few ms). Receivers that
+    // acknowledged the start are alive, so their partials are awaited: nothing is late and
+    // every peer sends exactly one partial (segments as large as the array: whole partials).
+    const { loop } = longReduction(131072, { reduceSegmentBytes: 1024 * 1024 })
     const partials = loop.sent.filter((m) => m.message.t === 'partial')
     expect(partials).toHaveLength(loop.cores.size - 1)
-    loop.ok()
+    expect(partials.every((m) => m.message.t === 'partial' && m.message.seg === undefined)).toBe(true)
+  })
+
+  it('a segmented partial: every peer sends each segment exactly once, and none is late', () => {
+    // 262144 elements in 64 KiB segments: 32 segments per peer.
+    const { loop } = longReduction(262144)
+    const partials = loop.sent.filter((m) => m.message.t === 'partial')
+    expect(partials).toHaveLength((loop.cores.size - 1) * 32)
+    const keys = new Set(partials.map((m) => `${m.from}/${m.message.t === 'partial' ? String(m.message.seg) : ''}`))
+    expect(keys.size).toBe(partials.length)
+  })
+
+  it('segments pipeline a long partial up a deep tree instead of storing and forwarding it whole at each hop', () => {
+    const whole = longReduction(131072, { reduceSegmentBytes: 1024 * 1024 }).durationMs
+    const segmented = longReduction(131072, { reduceSegmentBytes: 65536 }).durationMs
+    // Simulated time, deterministic: store and forward pays the transfer once per level.
+    expect(segmented).toBeLessThan(whole / 2)
   })
 })
 
@@ -822,6 +852,31 @@ describe('TreecastCore: collectives across membership changes', () => {
     const out = loop.outputs('reduced')[0]?.out as Extract<Output, { type: 'reduced' }>
     expect(out.covered.size).toBe(23)
     loop.ok()
+  })
+
+  describe('segmented partials (3 segments of 8192 elements)', () => {
+    const config: CoreInit = { reduceSegmentBytes: 65536 }
+    const length = 3 * 8192
+    /** Runs a reduction from p1 with `change` `afterMs` after its start; returns the result. */
+    function segmented (change: (loop: Loop) => void, afterMs: number): { loop: Loop, out: Extract<Output, { type: 'reduced' }> } {
+      const loop = settled(23, { config })
+      loop.input('p1', (c) => c.reduce(loop.now, { op: 'sum', length }))
+      loop.run(afterMs)
+      change(loop)
+      loop.runUntil(() => loop.outputs('reduced').length > 0 || loop.outputs('reduce-failed').length > 0, 70_000, 'reduced')
+      const out = loop.outputs('reduced')[0]?.out as Extract<Output, { type: 'reduced' }>
+      expect(out.covered.size).toBe(23)
+      // Every virtual node counted once, in every segment: sum of v + 1, count, sum of squares.
+      for (const seg of [0, 1, 2]) expect([...out.value.subarray(seg * 8192, seg * 8192 + 3)]).toEqual(seg === 0 ? [23 * 24 / 2, 23, 3795] : [0, 0, 0])
+      loop.ok()
+      return { loop, out }
+    }
+
+    it('a join in the middle', () => { segmented((loop) => { loop.create('p9'); loop.input('p9', (c) => c.join(loop.now, 'p3')) }, 1) })
+    it('a leave in the middle', () => { segmented((loop) => loop.input('p3', (c) => c.leave(loop.now)), 1) })
+    it('a crash at any point of the reduction', () => {
+      for (const at of [1, 3, 6, 9, 12, 15, 20, 30]) segmented((l) => l.crash('p3'), at)
+    })
   })
 
   it('two joins at once through different contacts: views converge, a broadcast reaches everyone', () => {

@@ -1,0 +1,137 @@
+/**
+ * The reduction engine (overlay/reduction.ts) on its own, with a scripted host: segmented
+ * partials, what a peer sends when, and what the root pulls after a crash.
+ */
+import { describe, expect, it } from 'vitest'
+import { reduceStart, Reductions, type ReductionHost } from '../overlay/reduction.ts'
+import { OpRegistry } from '../overlay/reduce-ops.ts'
+import type { Message, PartialMessage, PullMessage, ReduceStart } from '../overlay/messages.ts'
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
+
+/** Virtual node v contributes v + 1 at every element. */
+function contribution (start: ReduceStart, vnodes: IntervalSet): Float64Array {
+  let sum = 0
+  for (const v of vnodes.values()) sum += v + 1
+  return new Float64Array(start.length).fill(sum)
+}
+
+interface Fixture {
+  red: Reductions
+  sent: Array<{ to: string, msg: Message }>
+  reduced: Float64Array[]
+  alive: Set<string>
+  timers: Array<{ at: number, id: string }>
+}
+
+/**
+ * Peer `self` among a, b, c, d owning virtual nodes 0-1, 2-3, 4-5, 6-7; a is the root.
+ */
+function fixture (self: string): Fixture {
+  const view = OwnershipMap.fromRecords(8, ['a', 'b', 'c', 'd'].map((owner, i) => ({ ranges: IntervalSet.range(2 * i, 2 * i + 2), owner, version: 1 })))
+  const f: Fixture = { red: null as unknown as Reductions, sent: [], reduced: [], alive: new Set(['a', 'b', 'c', 'd']), timers: [] }
+  const host: ReductionHost = {
+    self,
+    view,
+    vnodeCount: () => 8,
+    owned: () => view.partition(IntervalSet.range(0, 8)).get(self) ?? IntervalSet.EMPTY,
+    isAlive: (p) => f.alive.has(p),
+    send: (to, msg) => f.sent.push({ to, msg }),
+    contribute: (_id, start, vnodes) => contribution(start, vnodes),
+    ops: new OpRegistry(),
+    timeoutMs: () => 10,
+    setTimer: (at, id) => f.timers.push({ at, id }),
+    reduced: (_id, value) => f.reduced.push(value),
+    failed: () => { throw new Error('failed') },
+    reject: (reason) => { throw new Error(`rejected: ${reason}`) }
+  }
+  f.red = new Reductions(host, 250, 60_000)
+  return f
+}
+
+/** Three segments of 4 elements (length 10: the last one has 2). */
+const START = reduceStart('sum', 0, 10, 32)
+
+function partial (covered: IntervalSet, value: number, seg: number): PartialMessage {
+  return { t: 'partial', id: 'r', root: 'a', op: 'sum', covered, value: new Float64Array(seg === 2 ? 2 : 4).fill(value), seg }
+}
+
+describe('Reductions: segmented partials', () => {
+  it('reduceStart segments only arrays longer than one segment', () => {
+    expect(START).toEqual({ op: 'sum', rootVnode: 0, length: 10, segment: 4 })
+    expect(reduceStart('sum', 0, 4, 32)).toEqual({ op: 'sum', rootVnode: 0, length: 4 })
+    expect(reduceStart('sum', 0, 3, 1)).toEqual({ op: 'sum', rootVnode: 0, length: 3, segment: 1 })
+  })
+
+  it('an inner peer sends each segment up as soon as its children covered it, before later segments arrive', () => {
+    const f = fixture('b')
+    // b got the start from a, owns 2-3 and forwarded 4-7 to c.
+    f.red.onRouted(0, 'r', 'a', START, 'a', IntervalSet.range(2, 4), IntervalSet.range(4, 8))
+    expect(f.sent).toEqual([])
+    f.red.onStartAcked('r', 'c', IntervalSet.range(4, 8))
+    f.red.onPartial(1, 'c', partial(IntervalSet.range(4, 8), 5 + 6 + 7 + 8, 0))
+    expect(f.sent.map((s) => [s.to, (s.msg as PartialMessage).seg, [...(s.msg as PartialMessage).value]])).toEqual([['a', 0, [33, 33, 33, 33]]])
+    // Still waiting for segments 1 and 2 from c, which is alive: c stays awaited.
+    expect([...f.red.awaitedPeers()]).toEqual(['c'])
+    f.red.onPartial(2, 'c', partial(IntervalSet.range(4, 8), 26, 1))
+    f.red.onPartial(3, 'c', partial(IntervalSet.range(4, 8), 26, 2))
+    expect(f.sent.map((s) => [(s.msg as PartialMessage).seg, (s.msg as PartialMessage).value.length, (s.msg as PartialMessage).covered.toString()])).toEqual([[0, 4, '{[2,8)}'], [1, 4, '{[2,8)}'], [2, 2, '{[2,8)}']])
+    expect([...f.red.awaitedPeers()]).toEqual([])
+    expect(f.red.sendsTo('r')).toBe('a')
+  })
+
+  it('the root assembles the segments into the whole array', () => {
+    const f = fixture('a')
+    f.red.onRouted(0, 'r', 'a', START, null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
+    for (const seg of [2, 0, 1]) f.red.onPartial(1, 'b', partial(IntervalSet.range(2, 8), 3 + 4 + 5 + 6 + 7 + 8, seg))
+    expect(f.reduced).toHaveLength(1)
+    expect([...(f.reduced[0] as Float64Array)]).toEqual(new Array(10).fill(36))
+  })
+
+  it('a partial of the whole array is split over the segments; an overlapping segment at the root is dropped', () => {
+    const f = fixture('a')
+    f.red.onRouted(0, 'r', 'a', START, null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
+    f.red.onPartial(1, 'b', partial(IntervalSet.range(2, 4), 7, 0))
+    f.red.onPartial(1, 'b', partial(IntervalSet.range(2, 4), 7, 0))
+    expect(f.red.stats.overlapsDropped).toBe(1)
+    f.red.onPartial(2, 'c', { t: 'partial', id: 'r', root: 'a', op: 'sum', covered: IntervalSet.range(4, 8), value: new Float64Array(10).fill(26) })
+    expect(f.reduced).toHaveLength(0)
+    f.red.onPartial(3, 'b', partial(IntervalSet.range(2, 4), 7, 1))
+    f.red.onPartial(3, 'b', partial(IntervalSet.range(2, 4), 7, 2))
+    expect([...(f.reduced[0] as Float64Array)]).toEqual(new Array(10).fill(36))
+  })
+
+  it('a child that crashed between segments: the root pulls per segment exactly what each misses', () => {
+    const f = fixture('a')
+    f.red.onRouted(0, 'r', 'a', START, null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
+    f.red.onStartAcked('r', 'b', IntervalSet.range(2, 8))
+    // b sent segment 0 for all of 2-7 and segment 1 only for its own 2-3, then crashed.
+    f.red.onPartial(1, 'b', partial(IntervalSet.range(2, 8), 33, 0))
+    f.red.onPartial(1, 'b', partial(IntervalSet.range(2, 4), 7, 1))
+    f.alive.delete('b')
+    f.red.onTimer(20, 'r')
+    const pulls = f.sent.map((s) => s.msg as PullMessage).map((m) => [m.seg, m.segment, m.want.toString()])
+    // b is dead: its own 2-3 now belongs to nobody alive in this view and is not asked for;
+    // c and d are asked for segments 1 and 2 only (segment 0 is complete).
+    expect(pulls).toEqual([[1, 4, IntervalSet.range(4, 6).toString()], [1, 4, IntervalSet.range(6, 8).toString()], [2, 4, IntervalSet.range(4, 6).toString()], [2, 4, IntervalSet.range(6, 8).toString()]])
+    expect(f.sent.every((s) => s.to === 'c' || s.to === 'd')).toBe(true)
+  })
+
+  it('an owner answers a segment pull with that segment only', () => {
+    const f = fixture('c')
+    f.red.onPull({ t: 'pull', id: 'r', root: 'a', op: 'sum', length: 10, want: IntervalSet.range(4, 8), hops: 0, seg: 2, segment: 4 }, 8)
+    const [toRoot, toD] = f.sent
+    expect(toRoot?.to).toBe('a')
+    expect(toRoot?.msg).toMatchObject({ t: 'partial', seg: 2, covered: IntervalSet.range(4, 6) })
+    expect([...(toRoot?.msg as PartialMessage).value]).toEqual([11, 11])
+    expect(toD?.to).toBe('d')
+    expect(toD?.msg).toMatchObject({ t: 'pull', seg: 2, segment: 4, hops: 1 })
+  })
+
+  it('rejects a segment index past the array and a segment of the wrong length', () => {
+    const f = fixture('a')
+    f.red.onRouted(0, 'r', 'a', START, null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
+    expect(() => f.red.onPartial(1, 'b', { ...partial(IntervalSet.range(2, 4), 7, 0), seg: 3 })).toThrow('partial-mismatch')
+    expect(() => f.red.onPartial(1, 'b', { ...partial(IntervalSet.range(2, 4), 7, 0), seg: 2 })).toThrow('partial-mismatch')
+  })
+})
