@@ -30,7 +30,7 @@ function run (name: string, scenario: Scenario): Row {
     heapMB,
     simulatedS: r.simulatedMs / 1000,
     firstStableS: r.stability.firstStableMs === null ? null : r.stability.firstStableMs / 1000,
-    repairs: r.stability.repairs.map((x) => `${x.event}@${x.atMs / 1000}s: ${x.stableAfterMs === null ? (x.interrupted ? 'interrupted' : 'never') : (x.stableAfterMs / 1000).toFixed(2) + 's'}`).join('; ') || '-',
+    repairs: r.stability.repairs.map((x) => `${x.event}@${x.atMs / 1000}s: ${x.interrupted ? 'interrupted' : `trees ${x.treesRepairedAfterMs === null ? 'never' : (x.treesRepairedAfterMs / 1000).toFixed(2) + 's'}, leavers gone ${x.stableAfterMs === null ? 'never' : (x.stableAfterMs / 1000).toFixed(2) + 's'}`}`).join('; ') || '-',
     broadcasts: `${r.totals.broadcastsComplete}/${r.totals.broadcasts} complete, ${r.totals.lostDeliveries} lost, ${r.totals.duplicates} dup`,
     meanBroadcastMs: mean,
     violations: r.violations.length

@@ -80,10 +80,10 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
     bandwidthMBps: b.durationMs === null ? null : b.bytes * runningPeers(scenario, b.startMs) / (b.durationMs / 1000) / 1e6
   }))
   const stab = report.stability
-  const stabilityRows: Array<Array<string | number | null>> = [['cold start', 0, stab.firstStableMs, COLD_START_TARGET_MS, stab.firstStableMs !== null && stab.firstStableMs <= COLD_START_TARGET_MS ? 'yes' : 'NO']]
+  const stabilityRows: Array<Array<string | number | null>> = [['cold start', 0, stab.firstStableMs, stab.firstStableMs, COLD_START_TARGET_MS, stab.firstStableMs !== null && stab.firstStableMs <= COLD_START_TARGET_MS ? 'yes' : 'NO']]
   for (const r of stab.repairs) {
-    const met = r.stableAfterMs !== null && r.stableAfterMs <= REPAIR_TARGET_MS
-    stabilityRows.push([r.event, r.atMs, r.interrupted ? 'interrupted' : r.stableAfterMs, REPAIR_TARGET_MS, met ? 'yes' : 'NO'])
+    const met = r.treesRepairedAfterMs !== null && r.treesRepairedAfterMs <= REPAIR_TARGET_MS
+    stabilityRows.push([r.event, r.atMs, r.interrupted ? 'interrupted' : r.treesRepairedAfterMs, r.interrupted ? 'interrupted' : r.stableAfterMs, REPAIR_TARGET_MS, met ? 'yes' : 'NO'])
   }
   const phases = [0, ...changes, Infinity]
   const phaseRows: Array<Array<string | number | null>> = []
@@ -112,9 +112,9 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
   }]
   for (const r of stab.repairs) {
     targets.push({
-      target: `stable trees within ${REPAIR_TARGET_MS / 1000} s after the ${r.event} at ${fmt(r.atMs / 1000, 0)} s`,
-      measured: r.stableAfterMs === null ? (r.interrupted ? 'interrupted by the next change' : 'not stable before the end') : `${fmt(r.stableAfterMs / 1000, 3)} s`,
-      met: r.stableAfterMs !== null && r.stableAfterMs <= REPAIR_TARGET_MS
+      target: `trees repaired within ${REPAIR_TARGET_MS / 1000} s after the ${r.event} at ${fmt(r.atMs / 1000, 0)} s`,
+      measured: r.treesRepairedAfterMs === null ? (r.interrupted ? 'interrupted by the next change' : 'not repaired before the end') : `${fmt(r.treesRepairedAfterMs / 1000, 3)} s (leavers gone after ${r.stableAfterMs === null ? 'never' : `${fmt(r.stableAfterMs / 1000, 3)} s`})`,
+      met: r.treesRepairedAfterMs !== null && r.treesRepairedAfterMs <= REPAIR_TARGET_MS
     })
   }
   const plotData = points.filter((p) => p.bandwidthMBps !== null).map((p) => ({ startS: p.startMs / 1000, bandwidthMBps: p.bandwidthMBps }))
@@ -138,9 +138,9 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
     tables: [
       {
         title: `Time to stable trees (${peers} peers, seed ${ctx.seed})`,
-        columns: ['event', 'at ms', 'stable after ms', 'target ms', 'met'],
+        columns: ['event', 'at ms', 'trees repaired after ms', 'leavers gone after ms', 'target ms', 'met'],
         rows: stabilityRows,
-        notes: [...sound.notes, 'stable: every running peer knows exactly the running peers, has a parent in both trees of every other root, and nobody probes (experiments/sim/simulation.ts)']
+        notes: [...sound.notes, 'trees repaired: every running peer knows exactly the running peers, has a parent in both trees of every other root, and nobody probes; peers still leaving (out of every tree, passing on the data they had accepted) aside. Leavers gone: that, and every leaver has left (experiments/sim/simulation.ts). The target is on the first']
       },
       {
         title: '4 MB broadcasts back to back, by phase',

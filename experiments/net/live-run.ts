@@ -319,7 +319,7 @@ export class LiveRun {
 
   private markChange (event: string): void {
     if (this.openRepair !== null) this.openRepair.interrupted = true
-    this.openRepair = { atMs: this.now(), event, stableAfterMs: null, interrupted: false }
+    this.openRepair = { atMs: this.now(), event, treesRepairedAfterMs: null, stableAfterMs: null, interrupted: false }
     this.repairs.push(this.openRepair)
   }
 
@@ -329,7 +329,9 @@ export class LiveRun {
     if (live.some((p) => (p.node as TreecastNode).overlay.probing)) return
     const r = this.openRepair
     if (r === null) return
+    // Real peers: leavers are gone once nobody is leaving, so both times are one.
     r.stableAfterMs = this.now() - r.atMs
+    r.treesRepairedAfterMs = r.stableAfterMs
     this.openRepair = null
     if (this.firstStableMs === null) this.firstStableMs = this.now()
     this.progress(`trees stable ${r.stableAfterMs.toFixed(0)} ms after ${r.event}; ${this.describeTrees()}`)

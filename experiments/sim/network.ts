@@ -5,8 +5,12 @@
  * 1. `a`'s uplink at `peerLinkBytesPerSec`: it departs at `max(now, uplinkFree[a]) + size/rate`.
  *    Computed at send time, which is exact because `a`'s sends come in time order.
  * 2. Only between clusters: the one WAN link of the cluster pair, in direction a→b, at the
- *    pair's rate. Reserved when the message reaches it (an event at the uplink departure),
- *    so the flows of all senders share the link in arrival order.
+ *    pair's rate. The message joins it when it reaches it (an event at the uplink
+ *    departure). With `wanQueueing: 'fair'` (the default) the link serves the flows
+ *    (lanes of directed peer pairs: the node's streams) with queued messages in turn, one
+ *    message each, as TCP connections share a bottleneck and yamux interleaves the streams
+ *    of one: a 128 KB probe reply does not wait behind megabytes of broadcast chunks queued
+ *    on the same or another pair. With 'fifo' it serves messages in arrival order.
  * 3. Propagation: half the pair's RTT, folded into the arrival time of the next stage.
  * 4. `b`'s downlink at `peerLinkBytesPerSec`, reserved when the message arrives (an event).
  * 5. `b`'s CPU: `max(downlinkDone, cpuFree[b]) + perMessageCostMs + size * perByteCostMs`,
@@ -14,7 +18,8 @@
  *    reservation order, so the CPU sees messages in that order); `onArrive` is then
  *    scheduled for that time.
  *
- * So a message costs at most three scheduled events: WAN entry (cross-cluster only),
+ * So a message costs at most three scheduled events (four with fair WAN queueing: its
+ * turn on the link ends in an event): WAN entry (cross-cluster only),
  * arrival at `b`, and delivery. Zero-size messages still pay propagation and the
  * per-message cost; a loopback message (`a === b`) is delivered `perMessageCostMs` after
  * the send and touches no link, CPU queue or statistic.
@@ -81,8 +86,12 @@ export class Network {
   private readonly uplinkFreeAtMs: Float64Array
   private readonly downlinkFreeAtMs: Float64Array
   private readonly cpuFreeAtMs: Float64Array
-  /** WAN link busy-until per ordered cluster pair `from * k + to`. */
+  /** WAN link busy-until per ordered cluster pair `from * k + to` ('fifo'). */
   private readonly wanFreeAtMs: Float64Array
+  /** 'fair': per ordered cluster pair, the queued messages of each flow and the flows' turn order. */
+  private readonly wanFlows: Array<Map<number, WanMessage[]>> = []
+  private readonly wanTurns: number[][] = []
+  private readonly wanBusy: Uint8Array
   private readonly wanBytesPerSec: Float64Array
   private readonly oneWayMs: Float64Array
   private readonly pairBytes: Float64Array
@@ -106,6 +115,8 @@ export class Network {
     this.downlinkFreeAtMs = new Float64Array(n)
     this.cpuFreeAtMs = new Float64Array(n)
     this.wanFreeAtMs = new Float64Array(k * k)
+    this.wanBusy = new Uint8Array(k * k)
+    for (let i = 0; i < k * k; i++) { this.wanFlows.push(new Map()); this.wanTurns.push([]) }
     this.wanBytesPerSec = new Float64Array(k * k)
     this.oneWayMs = new Float64Array(k * k)
     this.pairBytes = new Float64Array(k * k)
@@ -157,11 +168,48 @@ export class Network {
       return
     }
     this.wanBytes += sizeBytes
+    const crossed = (wanDoneMs: number): void => {
+      const arriveMs = wanDoneMs + oneWayMs
+      this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive, resolve))
+    }
+    if (this.topology.wanQueueing === 'fair') {
+      this.schedule(departMs, () => this.wanEnqueue(departMs, pair, (from * n + to) * 16 + lane, { sizeBytes, crossed }))
+      return
+    }
     this.schedule(departMs, () => {
       const wanDoneMs = Math.max(departMs, this.wanFreeAtMs[pair] as number) + sizeBytes * MS_PER_SEC / (this.wanBytesPerSec[pair] as number)
       this.wanFreeAtMs[pair] = wanDoneMs
-      const arriveMs = wanDoneMs + oneWayMs
-      this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive, resolve))
+      crossed(wanDoneMs)
+    })
+  }
+
+  /** 'fair': a message of flow `flow` (a lane of a directed peer pair) joins WAN link `pair` at `nowMs`. */
+  private wanEnqueue(nowMs: number, pair: number, flow: number, m: WanMessage): void {
+    const flows = this.wanFlows[pair] as Map<number, WanMessage[]>
+    const q = flows.get(flow)
+    if (q !== undefined) q.push(m)
+    else {
+      flows.set(flow, [m])
+      ;(this.wanTurns[pair] as number[]).push(flow)
+    }
+    if (this.wanBusy[pair] === 0) this.wanServe(nowMs, pair)
+  }
+
+  /** 'fair': WAN link `pair` is free at `nowMs`: it sends the head message of the next flow in turn. */
+  private wanServe(nowMs: number, pair: number): void {
+    const turns = this.wanTurns[pair] as number[]
+    const flow = turns.shift()
+    if (flow === undefined) { this.wanBusy[pair] = 0; return }
+    const flows = this.wanFlows[pair] as Map<number, WanMessage[]>
+    const q = flows.get(flow) as WanMessage[]
+    const m = q.shift() as WanMessage
+    if (q.length > 0) turns.push(flow)
+    else flows.delete(flow)
+    this.wanBusy[pair] = 1
+    const doneMs = nowMs + m.sizeBytes * MS_PER_SEC / (this.wanBytesPerSec[pair] as number)
+    this.schedule(doneMs, () => {
+      m.crossed(doneMs)
+      this.wanServe(doneMs, pair)
     })
   }
 
@@ -243,6 +291,9 @@ export class Network {
 }
 
 interface SmallWaiting { seq: number, fastMs: number, onArrive: () => void }
+
+/** A message waiting for a fair-queued WAN link; `crossed` runs when it has crossed. */
+interface WanMessage { sizeBytes: number, crossed: (wanDoneMs: number) => void }
 
 /** Ordering state of one lane of one directed pair: bulk messages whose delivery time is not known yet, smalls waiting for them. */
 interface PairOrder { nextSeq: number, bulk: number[], waiting: SmallWaiting[], lastMs: number }

@@ -77,7 +77,7 @@ export function buildReport (x: ReportInput): SimReport {
       wanBytes: x.net.wanBytes,
       unownedVnodesAtEnd: x.unowned
     },
-    stability: { firstStableMs: x.firstStableMs === null ? null : round(x.firstStableMs), repairs: x.repairs.map((r) => ({ ...r, atMs: round(r.atMs), stableAfterMs: r.stableAfterMs === null ? null : round(r.stableAfterMs) })) },
+    stability: { firstStableMs: x.firstStableMs === null ? null : round(x.firstStableMs), repairs: x.repairs.map((r) => ({ ...r, atMs: round(r.atMs), treesRepairedAfterMs: r.treesRepairedAfterMs === null ? null : round(r.treesRepairedAfterMs), stableAfterMs: r.stableAfterMs === null ? null : round(r.stableAfterMs) })) },
     probes: { total: x.probes, perPeerMean: round(x.probes / Math.max(1, x.everStarted)) },
     rejected: x.rejected,
     violations: [...x.violations],
@@ -118,7 +118,13 @@ export interface ReductionReport {
 }
 
 /** One membership change and how long until trees were stable again (null: not before the next change or the end). */
-export interface RepairReport { atMs: number, event: string, stableAfterMs: number | null, interrupted: boolean }
+/**
+ * One membership change and how long the trees took to recover. `treesRepairedAfterMs`:
+ * every running peer knows exactly the running peers, has a parent in every tree and has
+ * stopped probing (peers still leaving, already out of every tree, aside). `stableAfterMs`:
+ * that, and every leaver gone (done passing on the data it had accepted).
+ */
+export interface RepairReport { atMs: number, event: string, treesRepairedAfterMs: number | null, stableAfterMs: number | null, interrupted: boolean }
 
 export interface SimReport {
   scenario: string
@@ -154,7 +160,7 @@ export function summarize (r: SimReport, wallMs?: number): string {
   const t = r.totals
   const lines = [
     `scenario ${r.scenario}, seed ${r.seed}: ${r.peers.initial} peers at start, ${r.peers.final} at end, ${r.vnodes} virtual nodes, ${(r.simulatedMs / 1000).toFixed(2)} s simulated${wallMs !== undefined ? ` in ${(wallMs / 1000).toFixed(1)} s wall` : ''}`,
-    `trees first stable at ${fmtMs(r.stability.firstStableMs)}; repairs: ${r.stability.repairs.map((x) => `${x.event}@${fmtMs(x.atMs)} -> ${x.interrupted ? 'interrupted by the next change' : fmtMs(x.stableAfterMs)}`).join(', ') || 'none'}`,
+    `trees first stable at ${fmtMs(r.stability.firstStableMs)}; repairs: ${r.stability.repairs.map((x) => `${x.event}@${fmtMs(x.atMs)} -> ${x.interrupted ? 'interrupted by the next change' : `trees ${fmtMs(x.treesRepairedAfterMs)}, leavers gone ${fmtMs(x.stableAfterMs)}`}`).join(', ') || 'none'}`,
     `probes: ${r.probes.total} (${r.probes.perPeerMean.toFixed(1)} per peer)`,
     `broadcasts: ${t.broadcastsComplete}/${t.broadcasts} complete, ${t.lostDeliveries} lost deliveries, ${t.duplicates} duplicates, ${t.fallbackSends} point-to-point fallback sends`,
     `reductions: ${t.reductions - t.reductionsWrong - t.reductionsIncomplete}/${t.reductions} correct, ${t.reductionsWrong} wrong, ${t.reductionsIncomplete} incomplete`,

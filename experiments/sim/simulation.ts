@@ -40,6 +40,8 @@ interface SimPeer {
   /** Counted in the stability check: its core is 'running' (not joining or leaving). */
   counted: boolean
   probing: boolean
+  /** Its core is 'leaving': gone from the trees, still passing on data it accepted. */
+  leaving: boolean
   contacts: Set<number>
   lastOwned: IntervalSet
   incarnation: number
@@ -72,6 +74,7 @@ export class Simulation {
   private sumKnownAlive = 0
   private countedPeers = 0
   private probingCount = 0
+  private leavingCount = 0
   private running = 0
   private firstStableMs: number | null = null
   private readonly repairs: RepairReport[] = []
@@ -89,7 +92,7 @@ export class Simulation {
     this.net = new Network(this.topology, (t, fn) => this.queue.push(t, { k: 'net', fn }))
     for (let i = 0; i < this.topology.peerCount; i++) {
       const name = peerName(i)
-      this.peers.push({ index: i, name, core: null, status: 'off', timerAt: Infinity, connectedTrees: 0, knownAlive: 0, counted: false, probing: false, contacts: new Set(), lastOwned: IntervalSet.EMPTY, rejoinWant: IntervalSet.EMPTY, incarnation: 0, refused: new Set() })
+      this.peers.push({ index: i, name, core: null, status: 'off', timerAt: Infinity, connectedTrees: 0, knownAlive: 0, counted: false, probing: false, leaving: false, contacts: new Set(), lastOwned: IntervalSet.EMPTY, rejoinWant: IntervalSet.EMPTY, incarnation: 0, refused: new Set() })
       this.byName.set(name, i)
     }
     this.initial = scenario.initialPeers ?? this.topology.peerCount
@@ -191,15 +194,20 @@ export class Simulation {
     p.knownAlive = known
     const probing = core.isProbing
     if (probing !== p.probing) { this.probingCount += probing ? 1 : -1; p.probing = probing }
+    const leaving = core.state === 'leaving'
+    if (leaving !== p.leaving) { this.leavingCount += leaving ? 1 : -1; p.leaving = leaving }
     this.checkStable()
   }
 
   private checkStable (): void {
     const n = this.countedPeers
-    // Stable: nobody probes, every running peer knows exactly the running peers, and has a
-    // parent in both trees of every other root.
-    const stable = this.running === n && this.probingCount === 0 && this.sumKnownAlive === n * n && this.sumConnected === 2 * n * (n - 1)
-    if (!stable) return
+    // Trees repaired: nobody probes, every running peer knows exactly the running peers, and
+    // has a parent in both trees of every other root; peers still leaving (out of every
+    // tree, passing on what they had accepted) aside. Stable: that, and the leavers gone.
+    const repaired = this.running - this.leavingCount === n && this.probingCount === 0 && this.sumKnownAlive === n * n && this.sumConnected === 2 * n * (n - 1)
+    if (!repaired) return
+    if (this.openRepair !== null && this.openRepair.treesRepairedAfterMs === null) this.openRepair.treesRepairedAfterMs = this.now - this.openRepair.atMs
+    if (this.running !== n) return
     if (this.firstStableMs === null) this.firstStableMs = this.now
     if (this.openRepair !== null) {
       this.openRepair.stableAfterMs = this.now - this.openRepair.atMs
@@ -309,6 +317,7 @@ export class Simulation {
     p.knownAlive = 0
     if (p.counted) { this.countedPeers--; p.counted = false }
     if (p.probing) { this.probingCount--; p.probing = false }
+    if (p.leaving) { this.leavingCount--; p.leaving = false }
     p.timerAt = Infinity
     if (status === 'crashed') this.checker.crashed(p.index)
     const contacts = [...p.contacts].sort((a, b) => a - b)
@@ -395,11 +404,12 @@ export class Simulation {
     if (last !== undefined && last.atMs === this.now && last.event === event) {
       // One change of several peers at once (a count or a fraction): one repair.
       last.stableAfterMs = null
+      last.treesRepairedAfterMs = null
       this.openRepair = last
       return
     }
     if (this.openRepair !== null) this.openRepair.interrupted = true
-    this.openRepair = { atMs: this.now, event, stableAfterMs: null, interrupted: false }
+    this.openRepair = { atMs: this.now, event, treesRepairedAfterMs: null, stableAfterMs: null, interrupted: false }
     this.repairs.push(this.openRepair)
   }
 

@@ -71,6 +71,15 @@ export interface TopologyInit {
    * @default 1500
    */
   smallMessageBytes?: number
+  /**
+   * How a wide-area link serves the flows that cross it (a flow is one lane of a directed
+   * peer pair, like one stream of a connection): 'fair' takes one message from each
+   * backlogged flow in turn (like TCP connections sharing a bottleneck and yamux streams
+   * sharing a connection; the real-network emulator is round-robin too), 'fifo' serves
+   * messages in arrival order, so a message waits behind every other flow's queued data.
+   * @default 'fair'
+   */
+  wanQueueing?: 'fair' | 'fifo'
 }
 
 /** A cluster of a resolved topology. */
@@ -100,6 +109,8 @@ export interface Topology {
   /** Receiver CPU time per byte. */
   readonly perByteCostMs: number
   readonly smallMessageBytes: number
+  /** How a wide-area link serves the flows crossing it. */
+  readonly wanQueueing: 'fair' | 'fifo'
   /** Total number of peers N; peers are numbered 0..N-1. */
   readonly peerCount: number
   /** The cluster index of `peer`; throws a `RangeError` for a peer outside 0..N-1. */
@@ -177,6 +188,8 @@ export function resolveTopology(init: TopologyInit): Topology {
   const perMessageCostMs = checkNumber('perMessageCostMs', init.perMessageCostMs ?? DEFAULT_PER_MESSAGE_COST_MS, 'zero')
   const perByteCostMs = checkNumber('perByteCostMs', init.perByteCostMs ?? DEFAULT_PER_BYTE_COST_MS, 'zero')
   const smallMessageBytes = checkNumber('smallMessageBytes', init.smallMessageBytes ?? DEFAULT_SMALL_MESSAGE_BYTES, 'zero')
+  const wanQueueing = init.wanQueueing ?? 'fair'
+  if (wanQueueing !== 'fair' && wanQueueing !== 'fifo') fail(`wanQueueing must be 'fair' or 'fifo', got ${String(wanQueueing)}`)
   const last = clusters[k - 1] as ResolvedCluster
   const peerCount = last.firstPeer + last.peers
   const clusterIndex = new Uint32Array(peerCount)
@@ -199,6 +212,7 @@ export function resolveTopology(init: TopologyInit): Topology {
     perMessageCostMs,
     perByteCostMs,
     smallMessageBytes,
+    wanQueueing,
     peerCount,
     clusterOf,
     rttMs,
