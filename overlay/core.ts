@@ -23,11 +23,11 @@ import { TimerQueue } from './timer-queue.ts'
 import { chunkPayload } from './payload.ts'
 import { Probing } from './probing.ts'
 import { Liveness } from './liveness.ts'
+import { PreJoinBuffer } from './pre-join-buffer.ts'
 
 export { CLAIM_VERSION_STEP, JOINER_FORWARD_MS, MAX_ORPHAN_RECORDS, MAX_RECENT_JOINERS, ORPHAN_VERSION_STEP } from './ownership-engine.ts'
 
-/** Messages a joining peer keeps while it waits for its contact's snapshot. */
-export const MAX_PRE_JOIN_MESSAGES = 4096
+export { MAX_PRE_JOIN_BYTES, MAX_PRE_JOIN_MESSAGES } from './pre-join-buffer.ts'
 
 /** The lifecycle of a core. */
 export type CoreState = 'idle' | 'joining' | 'running' | 'leaving' | 'left' | 'evicted'
@@ -83,7 +83,7 @@ export class TreecastCore {
   /** Peers whose connection closed, with their incarnation, until the grace period ends. */
   private readonly suspects = new Map<PeerId, number>()
   /** Messages that arrived while joining, before the contact's snapshot. */
-  private preJoin: Array<{ from: PeerId, msg: Message }> = []
+  private readonly preJoin = new PreJoinBuffer()
 
   constructor (params: CoreParams) {
     this.self = params.self
@@ -303,8 +303,7 @@ export class TreecastCore {
     this.liveness.heard(now, from)
     if (this.stateValue === 'joining' && !(msg.t === 'facts' && msg.welcome)) {
       // Arrived before the contact's snapshot (a hand-off can overtake it): keep for after.
-      if (this.preJoin.length < MAX_PRE_JOIN_MESSAGES) this.preJoin.push({ from, msg })
-      else this.reject('pre-join-overflow')
+      if (!this.preJoin.push(from, msg)) this.reject('pre-join-overflow')
       return
     }
     switch (msg.t) {
@@ -411,9 +410,7 @@ export class TreecastCore {
     // them on (its contact may even be leaving): ask another member for its view too.
     const others = this.members.alive().filter((p) => p !== this.self && p !== from)
     if (others.length > 0) this.send(others[Math.floor(this.random() * others.length)] as PeerId, { t: 'sync' })
-    const early = this.preJoin
-    this.preJoin = []
-    for (const e of early) this.handle(now, e.from, e.msg)
+    for (const e of this.preJoin.drain()) this.handle(now, e.from, e.msg)
   }
 
   private checkLeft (timedOut: boolean): void {

@@ -11,6 +11,7 @@ import * as config from '../overlay/config.ts'
 import { resolveCoreConfig, type CoreConfig, type CoreInit } from '../overlay/config.ts'
 import { InvalidArgumentError, InvalidConfigError } from '../overlay/errors.ts'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { Message } from '../overlay/messages.ts'
 
 describe('TimerQueue', () => {
   it('is empty at first', () => {
@@ -396,5 +397,36 @@ describe('Liveness', () => {
     awaited = []
     l.arm(270, false)
     expect(timers).toEqual([50])
+  })
+})
+
+describe('PreJoinBuffer and a joining core', () => {
+  it('keeps early messages within a count and a byte budget, and hands them back in order', async () => {
+    const { PreJoinBuffer } = await import('../overlay/pre-join-buffer.ts')
+    const { wireSize } = await import('../overlay/codec.ts')
+    const chunk = (i: number): Message => ({ t: 'chunk', stream: i, index: 0, data: new Uint8Array(1000) })
+    const size = wireSize(chunk(0))
+    const b = new PreJoinBuffer(3, 10 * size)
+    for (let i = 0; i < 3; i++) expect(b.push('x', chunk(i))).toBe(true)
+    expect(b.push('x', chunk(3))).toBe(false) // count
+    expect(b.drain().map((e) => (e.msg as Extract<Message, { t: 'chunk' }>).stream)).toEqual([0, 1, 2])
+    expect(b.size).toBe(0)
+    const small = new PreJoinBuffer(100, 2 * size + 1)
+    expect(small.push('x', chunk(0))).toBe(true)
+    expect(small.push('x', chunk(1))).toBe(true)
+    expect(small.push('x', chunk(2))).toBe(false) // bytes
+    expect(small.heldBytes).toBe(2 * size)
+  })
+
+  it('a joining core refuses early data past its byte budget and counts it, instead of holding gigabytes', async () => {
+    const { MAX_PRE_JOIN_BYTES } = await import('../overlay/pre-join-buffer.ts')
+    const { TreecastCore } = await import('../overlay/core.ts')
+    const j = new TreecastCore({ self: 'j', random: () => 0.5 })
+    j.join(0, 'a')
+    const big: Message = { t: 'chunk', stream: 1, index: 0, data: new Uint8Array(1024 * 1024) }
+    const n = Math.ceil(MAX_PRE_JOIN_BYTES / (1024 * 1024)) + 10
+    for (let i = 0; i < n; i++) j.handle(1, 'a', big)
+    expect(j.stats.rejected['pre-join-overflow']).toBeGreaterThanOrEqual(10)
+    expect(j.stats.rejected['pre-join-overflow']).toBeLessThanOrEqual(11)
   })
 })
