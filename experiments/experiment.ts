@@ -26,7 +26,7 @@ function nonNegativeInt (flag: string) {
   }
 }
 
-interface Opts { quick?: boolean, seed: number, out: string, maxPeers?: number, steadyProbeMs?: number, list?: boolean }
+interface Opts { quick?: boolean, seed: number, out: string, maxPeers?: number, steadyProbeMs?: number, nearLane?: boolean, list?: boolean }
 
 const program = new Command()
   .name('npm run experiment --')
@@ -37,6 +37,7 @@ const program = new Command()
   .option('--out <dir>', 'output directory', DEFAULT_OUT_DIR)
   .addOption(new Option('--max-peers <n>', 'largest peer count for size sweeps (scale); larger sizes are reported as not run').argParser(nonNegativeInt('--max-peers')))
   .addOption(new Option('--steady-probe-ms <ms>', 'simulated treecast peers also probe a random peer every <ms> (core steadyProbeIntervalMs; default off, as in 003)').argParser(nonNegativeInt('--steady-probe-ms')))
+  .option('--near-lane', 'simulated treecast peers run a second probe lane to near peers (core probeNearLane; default off)')
   .option('--list', 'list the experiments and exit')
   .addHelpText('after', `\nExperiments:\n${listing()}\n`)
   .exitOverride()
@@ -70,7 +71,9 @@ async function main (): Promise<number> {
       seed: opts.seed,
       outDir: opts.out,
       ...(opts.maxPeers !== undefined ? { maxPeers: opts.maxPeers } : {}),
-      ...(opts.steadyProbeMs !== undefined ? { core: { steadyProbeIntervalMs: opts.steadyProbeMs } } : {})
+      ...(opts.steadyProbeMs !== undefined || opts.nearLane === true
+        ? { core: { ...(opts.steadyProbeMs !== undefined ? { steadyProbeIntervalMs: opts.steadyProbeMs } : {}), ...(opts.nearLane === true ? { probeNearLane: true } : {}) } }
+        : {})
     })
     return 0
   } catch (err) {

@@ -97,6 +97,15 @@ export interface CoreInit {
    * replies) instead of a uniformly random member; 0 = 003's purely random choice. @default 0.75
    */
   probeNearFraction?: number
+  /**
+   * A second probe runs beside the first, always to a near peer (once one is known): near
+   * probes (a few ms) then go on while a wide-area probe (100 ms or more on a loaded link)
+   * is under way. Trees form faster (simulated 160-peer cold start stable at 1.31 s instead
+   * of 1.86 s, the rejoin of 80 peers repaired in 0.75 s instead of 1.8 s) but a burst
+   * sends about 5x the probes (226 instead of 44 per peer in that cold start, each a 128 KB
+   * download): off by default, one probe at a time as in 003. @default false
+   */
+  probeNearLane?: boolean
   /** Payloads of this size or more use the bandwidth tree. @default 262144 */
   switchPointBytes?: number
   /** @default 65536 */
@@ -165,6 +174,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     probeTimeoutMs: init.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
     probePingCount: init.probePingCount ?? DEFAULT_PROBE_PING_COUNT,
     probeNearFraction: init.probeNearFraction ?? DEFAULT_PROBE_NEAR_FRACTION,
+    probeNearLane: init.probeNearLane ?? false,
     switchPointBytes: init.switchPointBytes ?? DEFAULT_SWITCH_POINT_BYTES,
     chunkBytes: init.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
@@ -200,6 +210,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     const v = c[key]
     if (!Number.isFinite(v) || v < 0) throw new InvalidConfigError(`${key} must be a finite number >= 0, got ${String(v)}`)
   }
+  if (typeof c.probeNearLane !== 'boolean') throw new InvalidConfigError(`probeNearLane must be a boolean, got ${String(c.probeNearLane)}`)
   if (c.probeNearFraction > 1) throw new InvalidConfigError(`probeNearFraction must be in [0, 1], got ${String(c.probeNearFraction)}`)
   if (c.tieTolerance >= 1) throw new InvalidConfigError(`tieTolerance must be < 1, got ${c.tieTolerance}`)
   if (!Number.isInteger(c.probeExtraCount)) throw new InvalidConfigError('probeExtraCount must be an integer')

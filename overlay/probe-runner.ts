@@ -24,10 +24,24 @@ interface InFlight { target: PeerId, nonce: number, phase: 'ping' | 'data', sent
 /** The probe in flight, if any. */
 export class ProbeRunner {
   private current: InFlight | null = null
-  private nonce = 1
+  private nonce: number
   started = 0
 
-  constructor (private readonly host: ProbeHost, private readonly cfg: { probeTimeoutMs: number, probeBytes: number, probePingCount: number }) {}
+  /**
+   * `lane` (0 or 1) keeps the nonces of two runners of one peer apart: lane 0 uses even
+   * nonces, lane 1 odd ones.
+   */
+  constructor (private readonly host: ProbeHost, private readonly cfg: { probeTimeoutMs: number, probeBytes: number, probePingCount: number }, lane: 0 | 1 = 0) {
+    this.nonce = lane - 1
+  }
+
+  /** The peer probed now, if any. */
+  get target (): PeerId | undefined { return this.current?.target }
+
+  private nextNonce (): number {
+    this.nonce = (this.nonce + 2) % 0x7ffffffe
+    return this.nonce + 1
+  }
 
   get inFlight (): boolean { return this.current !== null }
 
@@ -35,10 +49,9 @@ export class ProbeRunner {
   start (now: number): void {
     const target = this.host.candidate()
     if (target === undefined) { this.host.finished(now); return }
-    this.nonce = (this.nonce % 0x7fffffff) + 1
-    this.current = { target, nonce: this.nonce, phase: 'ping', sentAt: now, rttMs: Infinity, pings: 1 }
+    this.current = { target, nonce: this.nextNonce(), phase: 'ping', sentAt: now, rttMs: Infinity, pings: 1 }
     this.started++
-    this.host.send(target, { t: 'ping', nonce: this.nonce })
+    this.host.send(target, { t: 'ping', nonce: this.current.nonce })
     this.host.setTimer(now + this.cfg.probeTimeoutMs)
   }
 
@@ -50,8 +63,7 @@ export class ProbeRunner {
     if (c.pings < this.cfg.probePingCount) {
       // Another ping: the first one may have paid for setting up the connection.
       c.pings++
-      this.nonce = (this.nonce % 0x7fffffff) + 1
-      c.nonce = this.nonce
+      c.nonce = this.nextNonce()
       this.host.send(from, { t: 'ping', nonce: c.nonce })
       return
     }

@@ -1,7 +1,12 @@
 /**
  * When this peer probes (003 §IV-A): a burst after each membership change that may make
  * other parents better (the probe schedule), and, with steady probing on, one probe per
- * interval while the schedule is idle. One probe runs at a time (the ProbeRunner's).
+ * interval while the schedule is idle. Probes run in up to two lanes (a ProbeRunner each),
+ * both taking their probes from the one schedule: the main lane (003's single probe at a
+ * time), and with `probeNearLane` a near lane that only probes near peers, so that the
+ * 3 ms same-cluster probes do not wait while the main lane's wide-area probe (100 ms or
+ * more when the wide-area link is busy; nine tenths of the probing time after a mass join)
+ * is under way. The two lanes never probe the same peer at once.
  *
  * Whom it probes: a uniformly random other member, or, with probability
  * `probeNearFraction`, one of the nearest peers it knows of (NearPeers: its own RTT
@@ -43,12 +48,15 @@ export interface ProbingConfig {
   probeBytes: number
   probePingCount: number
   probeNearFraction: number
+  probeNearLane: boolean
 }
 
 /** The probing of one peer. */
 export class Probing {
   private readonly schedule: ProbeSchedule
   private readonly runner: ProbeRunner
+  /** The near lane's runner (null without `probeNearLane`). */
+  private readonly nearRunner: ProbeRunner | null
   private readonly near: NearPeers
   /** When we answered each prober's ping (bounded): its probe-req then times its RTT to us. */
   private readonly pongAt = new Map<PeerId, number>()
@@ -59,18 +67,21 @@ export class Probing {
   constructor (private readonly host: ProbingHost, private readonly cfg: ProbingConfig) {
     this.schedule = new ProbeSchedule(cfg.probeExtraCount)
     this.near = new NearPeers(host.self)
-    this.runner = new ProbeRunner({
-      candidate: () => this.candidate(),
+    const judged = (now: number, cand: PeerId, rtt: number, bw: number, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void => {
+      this.near.measuredRtt(cand, rtt)
+      this.near.addHints(cand, rtt, near)
+      host.judged(now, cand, rtt, bw, entries)
+    }
+    const runnerHost = (candidate: () => PeerId | undefined): ConstructorParameters<typeof ProbeRunner>[0] => ({
+      candidate,
       baseRttMs: (peer) => this.near.rttOf(peer) ?? Infinity,
       send: (to, m) => host.send(to, m),
       setTimer: (at) => host.setTimer(at, 'probe'),
-      judged: (now, cand, rtt, bw, entries, near) => {
-        this.near.measuredRtt(cand, rtt)
-        this.near.addHints(cand, rtt, near)
-        host.judged(now, cand, rtt, bw, entries)
-      },
+      judged,
       finished: (now) => this.next(now)
-    }, cfg)
+    })
+    this.runner = new ProbeRunner(runnerHost(() => this.candidate()), cfg, 0)
+    this.nearRunner = cfg.probeNearLane ? new ProbeRunner(runnerHost(() => this.nearCandidate()), cfg, 1) : null
   }
 
   /** A ping arrived and is answered now: a probe-req from the same peer will time the round trip. */
@@ -98,30 +109,42 @@ export class Probing {
   }
 
   /** True while this peer probes because of a recent membership change (steady probes do not count). */
-  get isProbing (): boolean { return this.schedule.isActive || (this.runner.inFlight && !this.steadyProbe) }
+  get isProbing (): boolean { return this.schedule.isActive || (this.runner.inFlight && !this.steadyProbe) || this.nearRunner?.inFlight === true }
 
   /** Probes started so far. */
-  get started (): number { return this.runner.started }
+  get started (): number { return this.runner.started + (this.nearRunner?.started ?? 0) }
 
-  /** A membership change: (re)starts the schedule, and a probe unless one is in flight. */
+  /** A membership change: (re)starts the schedule, and a probe in each idle lane. */
   trigger (now: number): void {
     this.schedule.trigger()
     this.near.newBurst()
-    if (!this.runner.inFlight) this.next(now)
+    this.next(now)
   }
 
   /** Stops the schedule (the peer is leaving). */
   stop (): void { this.schedule.stop() }
 
-  onPong (now: number, from: PeerId, nonce: number): void { this.runner.onPong(now, from, nonce) }
+  onPong (now: number, from: PeerId, nonce: number): void {
+    this.runner.onPong(now, from, nonce)
+    this.nearRunner?.onPong(now, from, nonce)
+  }
 
   /** `peer` left or died: a probe waiting for it will not be answered; the next one starts. */
-  targetGone (now: number, peer: PeerId): void { this.runner.abandon(now, peer) }
+  targetGone (now: number, peer: PeerId): void {
+    this.runner.abandon(now, peer)
+    this.nearRunner?.abandon(now, peer)
+  }
 
-  onReply (now: number, from: PeerId, msg: ProbeReplyMessage): void { this.runner.onReply(now, from, msg) }
+  onReply (now: number, from: PeerId, msg: ProbeReplyMessage): void {
+    this.runner.onReply(now, from, msg)
+    this.nearRunner?.onReply(now, from, msg)
+  }
 
-  /** The 'probe' timer fired. */
-  onTimer (now: number): void { this.runner.onTimer(now) }
+  /** The 'probe' timer fired (for either lane: each checks its own deadline). */
+  onTimer (now: number): void {
+    this.runner.onTimer(now)
+    this.nearRunner?.onTimer(now)
+  }
 
   /** The 'steady' timer fired: a steady probe, unless one is in flight or the schedule runs. */
   onSteadyTimer (now: number): void {
@@ -132,16 +155,17 @@ export class Probing {
     }
   }
 
-  /** Whom to probe next: a near peer not probed in this burst, or a random other member. */
+  /** The main lane's next target: a near peer not probed in this burst, or a random other member. */
   private candidate (): PeerId | undefined {
     const alive = this.host.alive()
     this.near.prune((p) => this.host.isAlive(p), alive.length)
+    const busy = this.nearRunner?.target
     let target: PeerId | undefined
     if (this.cfg.probeNearFraction > 0 && this.host.random() < this.cfg.probeNearFraction) {
-      target = this.near.pick(this.host.random, (p) => p !== this.host.self && this.host.isAlive(p))
+      target = this.pickNear(busy)
     }
     if (target === undefined) {
-      const others = alive.filter((p) => p !== this.host.self)
+      const others = alive.filter((p) => p !== this.host.self && p !== busy)
       if (others.length === 0) return undefined
       target = others[Math.floor(this.host.random() * others.length)] as PeerId
     }
@@ -149,12 +173,46 @@ export class Probing {
     return target
   }
 
-  /** The probe in flight finished (or none was): the next one, or wait for the steady timer. */
+  /**
+   * The near lane's next target: a near peer not probed in this burst, else the one probed
+   * longest ago (none known: undefined, the lane waits). It may thus ask the same few near
+   * peers again and again; the trees do not retry a candidate whose check just failed
+   * (trees/tree-table.ts `refused`), or a parentless peer whose near peers are all its
+   * descendants would hold its tree locked with doomed checks every few ms.
+   */
+  private nearCandidate (): PeerId | undefined {
+    const target = this.pickNear(this.runner.target)
+    if (target !== undefined) this.near.markProbed(target)
+    return target
+  }
+
+  /** False only when the one other member is being probed by the near lane: the main lane waits for it. */
+  private mainLaneHasTarget (): boolean {
+    const busy = this.nearRunner?.target
+    if (busy === undefined) return true
+    const others = this.host.alive().filter((p) => p !== this.host.self)
+    return others.length === 0 || others.some((p) => p !== busy)
+  }
+
+  private pickNear (busy: PeerId | undefined): PeerId | undefined {
+    return this.near.pick(this.host.random, (p) => p !== this.host.self && p !== busy && this.host.isAlive(p))
+  }
+
+  /**
+   * A probe finished (or none was under way): each idle lane takes the schedule's next
+   * probe, the near lane only when it has a near peer to probe; with nothing left to do,
+   * wait for the steady timer.
+   */
   private next (now: number): void {
-    this.steadyProbe = false
+    if (!this.runner.inFlight) this.steadyProbe = false
     if (!this.host.isRunning()) return
-    if (this.schedule.next(this.host.parentlessCount()) === 'probe') this.runner.start(now)
-    else this.armSteady(now)
+    if (!this.runner.inFlight && this.mainLaneHasTarget()) {
+      if (this.schedule.next(this.host.parentlessCount()) !== 'probe') { this.armSteady(now); return }
+      this.runner.start(now)
+    }
+    const lane = this.nearRunner
+    if (lane === null || lane.inFlight || !this.schedule.isActive || this.pickNear(this.runner.target) === undefined) return
+    if (this.schedule.next(this.host.parentlessCount()) === 'probe') lane.start(now)
   }
 
   /** With steady probing on, one probe per interval while the schedule is idle. */

@@ -95,7 +95,7 @@ describe('NearPeers', () => {
 })
 
 /** A Probing over three clusters of peers, with the network answering at given RTTs. */
-function probingHarness (nearFraction: number, randomValues: () => number): { probing: Probing, sent: Array<{ to: PeerId, msg: Message }>, judged: PeerId[] } {
+function probingHarness (nearFraction: number, randomValues: () => number, nearLane = false): { probing: Probing, sent: Array<{ to: PeerId, msg: Message }>, judged: PeerId[] } {
   const sent: Array<{ to: PeerId, msg: Message }> = []
   const judged: PeerId[] = []
   const members = ['me', ...Array.from({ length: 30 }, (_, i) => `p${String(i).padStart(2, '0')}`)]
@@ -110,7 +110,7 @@ function probingHarness (nearFraction: number, randomValues: () => number): { pr
     parentlessCount: () => 0,
     isRunning: () => true
   }
-  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction }), sent, judged }
+  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane }), sent, judged }
 }
 
 /** Answers the probe in flight: peers p00-p09 are near (0.3 ms), the rest far (6 ms). */
@@ -126,6 +126,51 @@ function answer (h: ReturnType<typeof probingHarness>, now: number): number {
   h.probing.onReply(now + 3 * rtt, ping.to, { t: 'probe-rep', nonce: (req.msg as { nonce: number }).nonce, trees: [], padding: 1000, near: hints })
   return now + 3 * rtt
 }
+
+describe('Probing: the near lane', () => {
+  it('near probes go on while a wide-area probe is unanswered; the lanes never probe one peer at once', () => {
+    // "Random" numbers: the main lane's picks are far ones (near share 0.5: 0.9 > 0.5).
+    const values = [0.9, 0.9, 0.95, 0.9]
+    let i = 0
+    const h = probingHarness(0.5, () => values[i++ % values.length] as number, true)
+    // p05 probed us: 0.4 ms away, a near peer is known.
+    h.probing.pinged(-1, 'p05')
+    h.probing.requested(-0.6, 'p05')
+    h.probing.trigger(0)
+    const answered = new Set<number>()
+    const isNearPeer = (p: PeerId): boolean => Number(p.slice(1)) < 10
+    let now = 0
+    let nearDone = 0
+    let farPending: PeerId | undefined
+    for (let step = 0; step < 40 && nearDone < 12; step++) {
+      const open = h.sent.map((s, k) => ({ ...s, k })).filter((s) => s.msg.t === 'ping' && !answered.has(s.k))
+      const inFlight = open.map((s) => s.to)
+      expect(new Set(inFlight).size).toBe(inFlight.length)
+      farPending = open.find((s) => !isNearPeer(s.to))?.to ?? farPending
+      const next = open.find((s) => isNearPeer(s.to))
+      if (next === undefined) break
+      answered.add(next.k)
+      now += 1
+      h.probing.onPong(now, next.to, (next.msg as { nonce: number }).nonce)
+      const req = [...h.sent].reverse().find((s) => s.to === next.to && s.msg.t === 'probe-req') as { to: PeerId, msg: Message }
+      h.probing.onReply(now + 1, next.to, { t: 'probe-rep', nonce: (req.msg as { nonce: number }).nonce, trees: [], padding: 1000, near: [{ peer: `p0${(Number(next.to.slice(1)) + 1) % 10}`, rttMs: 0.3 }] })
+      nearDone++
+    }
+    // A far probe is still waiting for its answer, and the near lane kept probing meanwhile.
+    expect(farPending).toBeDefined()
+    expect(h.probing.isProbing).toBe(true)
+    expect(nearDone).toBeGreaterThanOrEqual(10)
+    // Nonces of the two lanes never collide.
+    const nonces = h.sent.filter((s) => s.msg.t === 'ping').map((s) => (s.msg as { nonce: number }).nonce)
+    expect(new Set(nonces).size).toBe(nonces.length)
+  })
+
+  it('without the near lane (003) one probe runs at a time', () => {
+    const h = probingHarness(0.5, () => 0.9, false)
+    h.probing.trigger(0)
+    expect(h.sent.filter((s) => s.msg.t === 'ping')).toHaveLength(1)
+  })
+})
 
 describe('Probing: near and random candidates', () => {
   /** A burst of 40 answered probes with a fixed stream of "random" numbers; the peers judged. */

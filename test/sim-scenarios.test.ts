@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { parseScenario, type Scenario } from '../experiments/sim/scenario.ts'
 import { Simulation } from '../experiments/sim/simulation.ts'
 import type { BroadcastReport, SimReport } from '../experiments/sim/report.ts'
-import { DEFAULT_CHUNK_BYTES } from '../overlay/config.ts'
+import { DEFAULT_CHUNK_BYTES, type CoreInit } from '../overlay/config.ts'
 import { initialAssignment } from '../virtual-nodes/assignment.ts'
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 
@@ -29,8 +29,9 @@ function replay (name: string): string {
 
 interface Run { report: SimReport, sim: Simulation }
 
-function run (name: string): Run {
-  const sim = new Simulation(load(name))
+function run (name: string, core: CoreInit = {}): Run {
+  const scenario = load(name)
+  const sim = new Simulation({ ...scenario, core: { ...(scenario.core ?? {}), ...core } })
   return { sim, report: sim.run() }
 }
 
@@ -139,6 +140,19 @@ describe('simulated scenarios', () => {
     expect(big.delivered).toBe(report.vnodes)
     expect(big.duplicates).toBe(0)
     expect(report.stability.repairs.map((x) => x.event)).toEqual(['crash', 'crash'])
+  })
+
+  it('with the near probe lane, peers leave while reductions run: trees repaired within 1 s of each leave', () => {
+    // A parentless peer whose only near peers were its own descendants asked them again and
+    // again; each doomed check locked its tree, and the repair never ended (trees/tree-table.ts
+    // no longer retries a candidate whose check just failed).
+    const name = 'test-leave-mid-reduction'
+    const { report } = run(name, { probeNearLane: true })
+    expectClean(name, report)
+    for (const r of report.stability.repairs) {
+      expect(r.treesRepairedAfterMs, `${replay(name)} with probeNearLane: repaired after the ${r.event} at ${r.atMs}`).not.toBeNull()
+      expect(r.treesRepairedAfterMs as number).toBeLessThan(1000)
+    }
   })
 
   it('peers leave while reductions run: every reduction complete and correct', () => {

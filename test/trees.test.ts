@@ -479,6 +479,20 @@ describe('TreeTable: attaching through a check', () => {
     expect(net.log).toEqual([])
   })
 
+  it('a candidate whose check failed is not tried again in that tree for a lock timeout', () => {
+    const net = new TreeNet(['r', 'a', 'b', 'c'])
+    net.build('r', [['a', 'r'], ['b', 'a'], ['c', 'b']], 10)
+    expect(net.t('a').judge(0, 'c', 1, 1e12, [attractive('r')])).toBe(2)
+    net.drain()
+    expect(net.t('a').stats.checksRejected).toBe(2)
+    // Probed again at once (a near peer asked over and over): no new doomed check.
+    expect(net.t('a').judge(1, 'c', 1, 1e12, [attractive('r')])).toBe(0)
+    // Another candidate is judged as usual; c again once a lock timeout has passed.
+    expect(net.t('a').judge(2, 'b', 1, 1e12, [attractive('r')])).toBe(2)
+    net.drain()
+    expect(net.t('a').judge(10_000, 'c', 1, 1e12, [attractive('r')])).toBe(2)
+  })
+
   it('a check that reaches its origin is rejected: no move under an own descendant', () => {
     const net = new TreeNet(['r', 'a', 'b', 'c'])
     net.build('r', [['a', 'r'], ['b', 'a'], ['c', 'b']], 10)

@@ -53,4 +53,10 @@ export interface TreeState {
    */
   readonly unanswered: Map<string, PeerId>
   pending: PendingAttach | null
+  /**
+   * The last candidate whose check failed here, and when: it is not tried again in this
+   * tree for a lock timeout (it is most likely a descendant, and each doomed check locks
+   * this peer's path and holds better candidates off).
+   */
+  refused: { readonly candidate: PeerId, readonly at: number } | null
 }

@@ -100,7 +100,8 @@ export class TreeTable {
         sentMetric: NaN,
         locks: tomb?.locks ?? new Map(),
         unanswered: tomb?.unanswered ?? new Map(),
-        pending: null
+        pending: null,
+        refused: null
       })
     }
   }
@@ -217,6 +218,7 @@ export class TreeTable {
         if (st === undefined) continue
         this.expire(st, now)
         if (st.pending !== null || st.locks.size > 0) continue
+        if (st.refused !== null && st.refused.candidate === cand && now - st.refused.at < this.lockTimeoutMs) continue
         const hasParent = st.parent !== null
         if (kind === 'lat') {
           if (st.parent === cand) {
@@ -378,7 +380,7 @@ export class TreeTable {
     if (st === undefined || st.pending === null || st.pending.id !== op.id || this.frozen) return
     const p = st.pending
     st.pending = null
-    if (!op.ok) return
+    if (!op.ok) { st.refused = { candidate: p.candidate, at: now }; return }
     this.expire(st, now)
     // A short check stays valid only while this peer has no descendants: a child that
     // committed meanwhile (its lock already released) may be an ancestor of the candidate.
