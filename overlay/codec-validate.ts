@@ -258,6 +258,11 @@ class Fields {
   }
 }
 
+/** The reduction a partial or a pull belongs to. */
+function reduction (o: Obj, f: Fields): { id: string, root: PeerId, op: string } {
+  return { id: f.id(own(o, 'id'), 'id'), root: f.peer(own(o, 'root'), 'root'), op: f.id(own(o, 'op'), 'op') }
+}
+
 /** Per message type: reads the fields of an already version- and type-checked map. */
 type Reader = (o: Obj, f: Fields) => Message
 
@@ -320,9 +325,7 @@ const READERS: { readonly [T in MessageType]: Reader } = {
   partial: (o, f) => {
     const msg: PartialMessage = {
       t: 'partial',
-      id: f.id(own(o, 'id'), 'id'),
-      root: f.peer(own(o, 'root'), 'root'),
-      op: f.id(own(o, 'op'), 'op'),
+      ...reduction(o, f),
       covered: f.set(own(o, 'covered'), 'covered'),
       value: f.float64s(own(o, 'value'), 'value')
     }
@@ -332,9 +335,7 @@ const READERS: { readonly [T in MessageType]: Reader } = {
   pull: (o, f) => {
     const msg: PullMessage = {
       t: 'pull',
-      id: f.id(own(o, 'id'), 'id'),
-      root: f.peer(own(o, 'root'), 'root'),
-      op: f.id(own(o, 'op'), 'op'),
+      ...reduction(o, f),
       length: f.int(own(o, 'length'), 'length', 0, f.maxReduceLength),
       want: f.set(own(o, 'want'), 'want'),
       hops: f.int(own(o, 'hops'), 'hops')
