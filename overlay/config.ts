@@ -101,7 +101,7 @@ export interface CoreInit {
    * A second probe runs beside the first, always to a near peer (once one is known): near
    * probes (a few ms) then go on while a wide-area probe (100 ms or more on a loaded link)
    * is under way. Trees form faster (simulated 160-peer cold start stable at 1.31 s instead
-   * of 1.86 s, the rejoin of 80 peers repaired in 0.75 s instead of 1.8 s) but a burst
+   * of 1.86 s, fig9's rejoin of 80 peers repaired in 0.68 s instead of 1.58 s) but a burst
    * sends about 5x the probes (226 instead of 44 per peer in that cold start, each a 128 KB
    * download): off by default, one probe at a time as in 003. @default false
    */
