@@ -582,6 +582,23 @@ describe('TreeTable: attaching through a check', () => {
   })
 })
 
+describe('TreeTable: locks of a peer that is gone', () => {
+  it('are dropped at once, so the tree can change again without waiting for the lock timeout', () => {
+    const net = new TreeNet(['r', 'a', 'b', 'c'], 4000)
+    net.build('r', [['a', 'r'], ['b', 'r'], ['c', 'r']], 10)
+    expect(net.t('b').judge(0, 'a', 1, 1e12, [attractive('r')])).toBe(2)
+    net.deliverAll('b>a') // both checks lock a; b then leaves before any result or unlock
+    for (const l of net.links.values()) l.length = 0
+    expect(net.t('a').get('lat', 'r')?.locks.size).toBe(1)
+    expect(net.t('a').judge(10, 'c', 1, 1e12, [attractive('r')])).toBe(0) // a is locked
+    net.alive.delete('b')
+    net.t('a').peerGone('b')
+    expect(net.t('a').get('lat', 'r')?.locks.size).toBe(0)
+    expect(net.t('a').get('bw', 'r')?.locks.size).toBe(0)
+    expect(net.t('a').judge(20, 'c', 1, 1e12, [attractive('r')])).toBe(2)
+  })
+})
+
 describe('TreeTable: concurrent parent changes never make a cycle', () => {
   it('two peers moving under each other at the same time: at most one moves', () => {
     for (const order of [['a', 'b'], ['b', 'a']] as const) {

@@ -135,6 +135,9 @@ export class TreeTable {
       if (st.children.delete(peer)) { this.dropChild(st, peer); this.recomputeReach(st) }
       if (st.pending?.candidate === peer) st.pending = null
       for (const [key, origin] of st.unanswered) if (origin === peer) st.unanswered.delete(key)
+      // Its checks under way will never commit (a leaver is frozen, a dead peer is not
+      // heard): their locks would otherwise hold this tree still for a lock timeout.
+      for (const [key, lock] of st.locks) if (lock.origin === peer) st.locks.delete(key)
     }
     for (const kind of TREE_KINDS) {
       for (const [root, tomb] of this.tombstones[kind]) {
