@@ -14,7 +14,8 @@ import { Rng } from './rng.ts'
 import { Checker } from './checker.ts'
 import { contribute } from './ground-truth.ts'
 import type { Action, PeerSelector, Scenario } from './scenario.ts'
-import { buildReport, type BcastTrack, type RedTrack, type RepairReport, type SimReport } from './report.ts'
+import { buildReport, type BcastTrack, type RedTrack, type SimReport } from './report.ts'
+import { Stability, type PeerStability } from './stability.ts'
 import { StreamLanes } from './lanes.ts'
 import { isJoinable, selectPeers } from './select.ts'
 import { StreamTraffic } from './stream-traffic.ts'
@@ -27,7 +28,7 @@ type Ev =
   | { k: 'action', action: Action }
   | { k: 'down', peer: number, gone: number, incarnation: number }
 
-interface SimPeer {
+interface SimPeer extends PeerStability {
   readonly index: number
   readonly name: string
   core: TreecastCore | null
@@ -35,13 +36,6 @@ interface SimPeer {
   /** The ranges it owned before it last left or crashed (what a rejoin asks for). */
   rejoinWant: IntervalSet
   timerAt: number
-  connectedTrees: number
-  knownAlive: number
-  /** Counted in the stability check: its core is 'running' (not joining or leaving). */
-  counted: boolean
-  probing: boolean
-  /** Its core is 'leaving': gone from the trees, still passing on data it accepted. */
-  leaving: boolean
   contacts: Set<number>
   lastOwned: IntervalSet
   incarnation: number
@@ -70,15 +64,8 @@ export class Simulation {
   private readonly reds = new Map<string, RedTrack>()
   private readonly traffic = new StreamTraffic(this.bcasts)
   private readonly lanes = new StreamLanes()
-  private sumConnected = 0
-  private sumKnownAlive = 0
-  private countedPeers = 0
-  private probingCount = 0
-  private leavingCount = 0
   private running = 0
-  private firstStableMs: number | null = null
-  private readonly repairs: RepairReport[] = []
-  private openRepair: RepairReport | null = null
+  private readonly stability = new Stability()
   private readonly rejected: Record<string, number> = {}
   private readonly protectedRoots = new Set<number>()
   private readonly initial: number
@@ -184,35 +171,8 @@ export class Simulation {
       p.timerAt = next
       this.queue.push(Math.max(next, this.now), { k: 'timer', peer: p.index, at: next })
     }
-    const connected = core.state === 'running' ? core.trees.connectedCount : 0
-    this.sumConnected += connected - p.connectedTrees
-    p.connectedTrees = connected
-    const counted = core.state === 'running'
-    if (counted !== p.counted) { this.countedPeers += counted ? 1 : -1; p.counted = counted }
-    const known = counted ? core.members.alive().length : 0
-    this.sumKnownAlive += known - p.knownAlive
-    p.knownAlive = known
-    const probing = core.isProbing
-    if (probing !== p.probing) { this.probingCount += probing ? 1 : -1; p.probing = probing }
-    const leaving = core.state === 'leaving'
-    if (leaving !== p.leaving) { this.leavingCount += leaving ? 1 : -1; p.leaving = leaving }
-    this.checkStable()
-  }
-
-  private checkStable (): void {
-    const n = this.countedPeers
-    // Trees repaired: nobody probes, every running peer knows exactly the running peers, and
-    // has a parent in both trees of every other root; peers still leaving (out of every
-    // tree, passing on what they had accepted) aside. Stable: that, and the leavers gone.
-    const repaired = this.running - this.leavingCount === n && this.probingCount === 0 && this.sumKnownAlive === n * n && this.sumConnected === 2 * n * (n - 1)
-    if (!repaired) return
-    if (this.openRepair !== null && this.openRepair.treesRepairedAfterMs === null) this.openRepair.treesRepairedAfterMs = this.now - this.openRepair.atMs
-    if (this.running !== n) return
-    if (this.firstStableMs === null) this.firstStableMs = this.now
-    if (this.openRepair !== null) {
-      this.openRepair.stableAfterMs = this.now - this.openRepair.atMs
-      this.openRepair = null
-    }
+    this.stability.observe(p, core)
+    this.stability.check(this.now, this.running)
   }
 
   private output (p: SimPeer, o: Output): void {
@@ -311,13 +271,7 @@ export class Simulation {
     p.core = null
     p.status = status
     this.running--
-    this.sumConnected -= p.connectedTrees
-    p.connectedTrees = 0
-    this.sumKnownAlive -= p.knownAlive
-    p.knownAlive = 0
-    if (p.counted) { this.countedPeers--; p.counted = false }
-    if (p.probing) { this.probingCount--; p.probing = false }
-    if (p.leaving) { this.leavingCount--; p.leaving = false }
+    this.stability.forget(p)
     p.timerAt = Infinity
     if (status === 'crashed') this.checker.crashed(p.index)
     const contacts = [...p.contacts].sort((a, b) => a - b)
@@ -332,7 +286,7 @@ export class Simulation {
         this.net.send(this.now, p.index, c, 0, () => this.queue.push(this.now, { k: 'down', peer: c, gone: p.index, incarnation }))
       }
     }
-    this.checkStable()
+    this.stability.check(this.now, this.running)
   }
 
   private act (a: Action): void {
@@ -400,17 +354,7 @@ export class Simulation {
   }
 
   private markChange (event: string): void {
-    const last = this.repairs[this.repairs.length - 1]
-    if (last !== undefined && last.atMs === this.now && last.event === event) {
-      // One change of several peers at once (a count or a fraction): one repair.
-      last.stableAfterMs = null
-      last.treesRepairedAfterMs = null
-      this.openRepair = last
-      return
-    }
-    if (this.openRepair !== null) this.openRepair.interrupted = true
-    this.openRepair = { atMs: this.now, event, treesRepairedAfterMs: null, stableAfterMs: null, interrupted: false }
-    this.repairs.push(this.openRepair)
+    this.stability.markChange(this.now, event)
   }
 
   private startBroadcast (a: Extract<Action, { do: 'broadcast' }>, root: number): void {
@@ -499,8 +443,8 @@ export class Simulation {
       rejected: this.rejected,
       net: this.net.stats(),
       unowned: this.checker.unowned(),
-      firstStableMs: this.firstStableMs,
-      repairs: this.repairs,
+      firstStableMs: this.stability.firstStableMs,
+      repairs: this.stability.repairs,
       violations: this.checker.violations
     })
   }
