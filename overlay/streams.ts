@@ -176,6 +176,9 @@ export class Streams {
       t.chunks[msg.index] = msg.data
       t.bytesReceived += msg.data.length
       t.received++
+      // Every chunk is in but the bytes fall short of what the opening chunk announced: a
+      // faulty sender. Delivering it would hand the application a truncated payload.
+      if (t.received === t.chunkCount && t.bytesReceived !== t.totalBytes) { this.host.reject('payload-short'); this.drop(t); return }
     }
     this.pump(t)
     this.complete(t)

@@ -764,6 +764,11 @@ describe('TreecastCore: remote garbage is counted, never thrown', () => {
     const wrong = PEERS5.find((p) => p !== 'p0' && p !== open?.to) as PeerId
     loop.input('p0', (x) => x.handle(loop.now, wrong, { t: 'ack', stream }))
     expect(delta('unknown-ack')).toBe(2)
+    // All of a stream's chunks in, but fewer bytes than announced: dropped, never delivered.
+    const short: Message = { t: 'chunk', stream: 7, index: 0, data: Uint8Array.of(1), open: { id: 'x/0.8', origin: 'p1', mode: 'lat', header: IntervalSet.range(0, 10), chunkCount: 1, totalBytes: 2, fallback: false, hops: 1 } }
+    loop.input('p0', (x) => x.handle(loop.now, 'p1', short))
+    expect(delta('payload-short')).toBe(1)
+    expect(loop.deliveries('x/0.8')).toHaveLength(0)
     // The core still works.
     loop.runUntil(() => loop.outputs('broadcast-done', 'p0').length > 0, 2000, 'broadcast-done')
     expectExactlyOnce(loop, id, 10)
