@@ -11,7 +11,7 @@ import type { DeliveredState } from '../virtual-nodes/handoff.ts'
 import { TREE_KINDS } from '../trees/tree-kind.ts'
 import { WIRE_VERSION } from './messages.ts'
 import type {
-  MemberFact, MemberStatus, Message, MessageType, NearHint, PartialMessage, ProbeTreeEntry, PullMessage, ReduceStart, StreamMode, StreamOpen, TreeOp
+  CombinePlan, MemberFact, MemberStatus, Message, MessageType, NearHint, PartialMessage, ProbeTreeEntry, PullMessage, ReduceStart, StreamMode, StreamOpen, TreeOp
 } from './messages.ts'
 import { MAX_NEAR_HINTS } from './near-peers.ts'
 import { WireError } from './wire-errors.ts'
@@ -254,7 +254,17 @@ class Fields {
       fallback: this.bool(own(o, 'fallback'), `${path}.fallback`),
       hops: this.int(own(o, 'hops'), `${path}.hops`)
     }
-    return reduce === undefined ? open : { ...open, reduce: this.reduceStart(reduce, `${path}.reduce`) }
+    const combine = own(o, 'combine')
+    if (combine !== undefined && reduce === undefined) bad(`${path}.combine`, 'only on a reduction start')
+    const withReduce = reduce === undefined ? open : { ...open, reduce: this.reduceStart(reduce, `${path}.reduce`) }
+    return combine === undefined ? withReduce : { ...withReduce, combine: this.combinePlan(combine, `${path}.combine`) }
+  }
+
+  combinePlan (x: unknown, path: string): CombinePlan {
+    const o = this.map(x, path)
+    const extra = this.set(own(o, 'extra'), `${path}.extra`)
+    const to = own(o, 'to')
+    return to === undefined ? { extra } : { to: this.peer(to, `${path}.to`), extra }
   }
 }
 
@@ -346,7 +356,8 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     const size = f.int(segment, 'segment', 1, f.maxReduceLength)
     // The segment must exist: k * segment < length.
     return { ...msg, seg: f.int(seg, 'seg', 0, Math.max(0, Math.ceil(msg.length / size) - 1)), segment: size }
-  }
+  },
+  'reduce-ack': (o, f) => ({ t: 'reduce-ack', id: f.id(own(o, 'id'), 'id'), root: f.peer(own(o, 'root'), 'root'), part: f.set(own(o, 'part'), 'part') })
 }
 
 /**

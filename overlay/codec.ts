@@ -91,6 +91,7 @@ function openWire (o: StreamOpen): Record<string, unknown> {
     if (o.reduce.segment !== undefined) r.segment = o.reduce.segment
     out.reduce = r
   }
+  if (o.combine !== undefined) out.combine = o.combine.to === undefined ? { extra: setBytes(o.combine.extra) } : { to: o.combine.to, extra: setBytes(o.combine.extra) }
   return out
 }
 
@@ -132,6 +133,7 @@ function fieldsWire (msg: Message): Record<string, unknown> {
       if (msg.seg !== undefined) out.seg = msg.seg
       return out
     }
+    case 'reduce-ack': return { id: msg.id, root: msg.root, part: setBytes(msg.part) }
     case 'pull': {
       const out: Record<string, unknown> = { id: msg.id, root: msg.root, op: msg.op, length: msg.length, want: setBytes(msg.want), hops: msg.hops }
       if (msg.seg !== undefined && msg.segment !== undefined) { out.seg = msg.seg; out.segment = msg.segment }
@@ -239,6 +241,7 @@ function openSize (o: StreamOpen): number {
     n += str('reduce') + 1 + ks('op', o.reduce.op) + kn('rootVnode', o.reduce.rootVnode) + kn('length', o.reduce.length)
     if (o.reduce.segment !== undefined) n += kn('segment', o.reduce.segment)
   }
+  if (o.combine !== undefined) n += str('combine') + 1 + kset('extra', o.combine.extra) + (o.combine.to === undefined ? 0 : ks('to', o.combine.to))
   return n
 }
 
@@ -265,6 +268,7 @@ function fieldsSize (msg: Message): number {
     case 'ack': return kn('stream', msg.stream) + (msg.away === true ? kbool('away') : 0)
     case 'partial': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kset('covered', msg.covered) +
       str('value') + bytes(msg.value.byteLength) + (msg.seg === undefined ? 0 : kn('seg', msg.seg))
+    case 'reduce-ack': return ks('id', msg.id) + ks('root', msg.root) + kset('part', msg.part)
     case 'pull': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kn('length', msg.length) +
       kset('want', msg.want) + kn('hops', msg.hops) +
       (msg.seg === undefined || msg.segment === undefined ? 0 : kn('seg', msg.seg) + kn('segment', msg.segment))

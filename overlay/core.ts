@@ -18,6 +18,7 @@ import type { Output } from './outputs.ts'
 import { OwnershipEngine } from './ownership-engine.ts'
 import { OpRegistry, type CombineFn } from './reduce-ops.ts'
 import { reduceStart, Reductions, type ContributeFn } from './reduction.ts'
+import { planCombine } from './combine-plan.ts'
 import { Streams, type Transfer } from './streams.ts'
 import { TimerQueue } from './timer-queue.ts'
 import { chunkPayload } from './payload.ts'
@@ -109,10 +110,19 @@ export class TreecastCore {
       send: (to, m) => this.send(to, m),
       deliver: (t, v) => this.deliver(t, v),
       routed: (t, inc, fresh, fwd) => {
-        if (t.reduce !== undefined) this.reductions.onRouted(this.now, t.id, t.origin, t.reduce, inc.from, fresh, fwd)
+        if (t.reduce !== undefined) this.reductions.onRouted(this.now, t.id, t.origin, t.reduce, inc.from, fresh, fwd, inc.combine)
       },
       routeAcked: (t, to, header, away) => { if (t.reduce !== undefined && !away) this.reductions.onStartAcked(t.id, to, header) },
       partialAway: (t, from) => this.reductions.sendsTo(t.id) !== from,
+      ackedAway: (t) => {
+        const to = this.reductions.sendsTo(t.id)
+        if (to !== undefined && to !== this.self) this.send(to, { t: 'reduce-ack', id: t.id, root: t.origin, part: this.reductions.partOf(t.id) })
+      },
+      planCombine: (t, children) => {
+        const c = this.config
+        const long = t.reduce !== undefined && t.reduce.length * 8 >= c.reduceCombineMinBytes
+        return c.reduceCombine && long ? planCombine(children, this.probing.nearTest()) : new Map()
+      },
       originDone: (t) => { if (t.reduce === undefined && t.mode !== 'direct') this.out.push({ type: 'broadcast-done', id: t.id }) },
       wantPark: () => this.armPark(),
       reject: (r) => this.reject(r),
@@ -324,6 +334,7 @@ export class TreecastCore {
       case 'chunk': this.streams.onChunk(now, from, msg); break
       case 'ack': this.streams.onAck(from, msg.stream, msg.away === true); break
       case 'partial': this.reductions.onPartial(now, from, msg); break
+      case 'reduce-ack': this.reductions.onReduceAck(from, msg.id, msg.root, msg.part); break
       case 'pull':
         if (this.ops.has(msg.op) && msg.length <= this.config.maxReduceLength) this.reductions.onPull(msg, this.config.maxHops)
         else this.reject('bad-pull')

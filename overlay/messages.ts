@@ -106,6 +106,20 @@ export interface StreamOpen {
   readonly fallback: boolean
   readonly reduce?: ReduceStart
   readonly hops: number
+  /** On a reduction's start only: how the receiver combines with its siblings. */
+  readonly combine?: CombinePlan
+}
+
+/**
+ * Sibling combining of a long reduction (overlay/combine-plan.ts). A peer with many near
+ * children would receive one whole partial from each; instead it tells each receiver to
+ * send its partial to a sibling (`to`) and to collect `extra`, the parts of the siblings
+ * that send to it, so partials meet in a binomial tree among siblings and the parent
+ * receives one. Absent `to`: the partial goes to the sender of the start, as usual.
+ */
+export interface CombinePlan {
+  readonly to?: PeerId
+  readonly extra: IntervalSet
 }
 
 /** One chunk of a stream (broadcast, point-to-point message or reduction start). */
@@ -139,6 +153,18 @@ export interface PartialMessage {
   readonly seg?: number
 }
 
+/**
+ * The receiver of a reduction's start tells the peer its partial goes to, when that is not
+ * the peer it had the start from (a sibling, see {@link CombinePlan}, or the root): `part`
+ * is on the way, wait for it past the timeout while the sender is alive.
+ */
+export interface ReduceAckMessage {
+  readonly t: 'reduce-ack'
+  readonly id: string
+  readonly root: PeerId
+  readonly part: IntervalSet
+}
+
 /** The reduction root asks the owners of `want` for their contributions directly. */
 export interface PullMessage {
   readonly t: 'pull'
@@ -157,7 +183,7 @@ export interface PullMessage {
 export type Message =
   | JoinMessage | SyncMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage
   | PingMessage | PongMessage | ProbeRequestMessage | ProbeReplyMessage
-  | TreeMessage | ChunkMessage | AckMessage | PartialMessage | PullMessage
+  | TreeMessage | ChunkMessage | AckMessage | PartialMessage | PullMessage | ReduceAckMessage
 
 /** The message type tags. */
 export type MessageType = Message['t']

@@ -115,6 +115,21 @@ export class NearPeers {
     for (const peer of [...this.probed.keys()]) if (!isAlive(peer)) this.probed.delete(peer)
   }
 
+  /**
+   * A test of nearness with the same bound as `pick`: measured or hinted RTT at most
+   * NEAR_RTT_FACTOR times the smallest RTT measured to a live peer. Peers with neither a
+   * measurement nor a hint are not near.
+   */
+  nearTest (isAlive: (p: PeerId) => boolean): (peer: PeerId) => boolean {
+    let nearestMs = Infinity
+    for (const [peer, rttMs] of this.measured) if (rttMs < nearestMs && isAlive(peer)) nearestMs = rttMs
+    const limitMs = NEAR_RTT_FACTOR * nearestMs
+    return (peer) => {
+      const est = this.measured.get(peer) ?? this.hinted.get(peer)
+      return est !== undefined && est <= limitMs
+    }
+  }
+
   /** Smallest RTT measured to `peer`, if probed. */
   rttOf (peer: PeerId): number | undefined {
     return this.measured.get(peer)

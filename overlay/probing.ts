@@ -108,6 +108,11 @@ export class Probing {
     return this.near.rttOf(peer)
   }
 
+  /** Which peers are near this one (overlay/near-peers.ts `nearTest`). */
+  nearTest (): (peer: PeerId) => boolean {
+    return this.near.nearTest((p) => this.host.isAlive(p))
+  }
+
   /** True while this peer probes because of a recent membership change (steady probes do not count). */
   get isProbing (): boolean { return this.schedule.isActive || (this.runner.inFlight && !this.steadyProbe) || this.nearRunner?.inFlight === true }
 

@@ -26,7 +26,7 @@
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
-import type { Message, PartialMessage, PullMessage, ReduceStart } from './messages.ts'
+import type { CombinePlan, Message, PartialMessage, PullMessage, ReduceStart } from './messages.ts'
 import type { OpRegistry } from './reduce-ops.ts'
 
 /** Supplies a peer's contribution for a set of its virtual nodes. */
@@ -61,6 +61,8 @@ interface Red {
   readonly root: PeerId
   readonly start: ReduceStart
   readonly upstream: PeerId | null
+  /** The sibling this peer's partial goes to (a combining plan), if any. */
+  readonly via: PeerId | null
   expected: IntervalSet
   own: IntervalSet
   /** Elements per segment (the array length when unsegmented). */
@@ -74,6 +76,10 @@ interface Red {
   readonly segsFrom: Map<PeerId, number>
   /** Peers a partial came from: what they did not cover is late, no longer under way. */
   readonly reported: Set<PeerId>
+  /** Root only: what each owner was asked for, and when: awaited while it is alive, for PULL_PATIENCE rounds. */
+  readonly pulled: Map<PeerId, { part: IntervalSet, at: number, patienceMs: number }>
+  /** Root only: rounds of pulls so far (each waits twice as long as the one before, up to 16x). */
+  pullRounds: number
 }
 
 /** The start of a reduction: arrays longer than one segment of `segmentBytes` travel in segments. */
@@ -83,31 +89,33 @@ export function reduceStart (op: string, rootVnode: number, length: number, segm
 }
 
 /** Counters of reduction activity. */
-export interface ReductionStats { partialsMerged: number, partialsForwarded: number, overlapsDropped: number, pulls: number, late: number }
+export interface ReductionStats { partialsMerged: number, partialsForwarded: number, overlapsDropped: number, pulls: number, late: number, siblingsAnnounced: number }
 
 /** The reduction engine of one peer. */
 export class Reductions {
   private readonly active = new Map<string, Red>()
   private readonly finished = new Set<string>()
-  readonly stats: ReductionStats = { partialsMerged: 0, partialsForwarded: 0, overlapsDropped: 0, pulls: 0, late: 0 }
+  readonly stats: ReductionStats = { partialsMerged: 0, partialsForwarded: 0, overlapsDropped: 0, pulls: 0, late: 0, siblingsAnnounced: 0 }
 
   constructor (private readonly host: ReductionHost, private readonly retryMs: number, private readonly maxDurationMs: number, private readonly finishedCapacity = 4096, private readonly maxActive = 4096) {}
 
   /** The start stream was routed here: contribute for `fresh`, expect partials for `forwarded`. */
-  onRouted (now: number, id: string, root: PeerId, start: ReduceStart, from: PeerId | null, fresh: IntervalSet, forwarded: IntervalSet): void {
+  onRouted (now: number, id: string, root: PeerId, start: ReduceStart, from: PeerId | null, fresh: IntervalSet, forwarded: IntervalSet, combine?: CombinePlan): void {
     if (this.finished.has(id)) return
     let r = this.active.get(id)
     if (r === undefined && this.active.size >= this.maxActive) { this.host.reject('too-many-reductions'); return }
     if (r === undefined) {
       const segLen = start.segment === undefined || start.segment >= start.length ? Math.max(1, start.length) : start.segment
       const segs = Array.from({ length: Math.max(1, Math.ceil(start.length / segLen)) }, () => ({ acc: null, covered: IntervalSet.EMPTY, sent: false }))
-      r = { id, root, start, upstream: from, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, segLen, segs, done: false, startedAt: now, acked: new Map(), segsFrom: new Map(), reported: new Set() }
+      r = { id, root, start, upstream: from, via: combine?.to ?? null, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, segLen, segs, done: false, startedAt: now, acked: new Map(), segsFrom: new Map(), reported: new Set(), pulled: new Map(), pullRounds: 0 }
       this.active.set(id, r)
       const wait = this.host.timeoutMs()
       this.host.setTimer(now + (root === this.host.self ? 2 * wait : wait), id)
     }
     if (r.start.op !== start.op || r.start.length !== start.length || r.start.segment !== start.segment || r.root !== root) { this.host.reject('reduce-mismatch'); return }
+    // A combining plan adds the parts of the siblings that send their partials here.
     r.expected = r.expected.union(forwarded)
+    if (combine !== undefined) r.expected = r.expected.union(combine.extra.intersection(IntervalSet.range(0, this.host.vnodeCount())))
     if (!fresh.isEmpty) {
       r.own = r.own.union(fresh)
       this.take(r, fresh, this.host.contribute(id, r.start, fresh), undefined)
@@ -120,6 +128,26 @@ export class Reductions {
     const r = this.active.get(id)
     if (r === undefined || r.done || r.reported.has(to)) return
     r.acked.set(to, (r.acked.get(to) ?? IntervalSet.EMPTY).union(part))
+  }
+
+  /**
+   * `from` announced that its partial of reduction `id`, covering `part`, comes here (it is
+   * a sibling under a combining plan, or its upstream is gone): waited for like an
+   * acknowledged start. Only what this peer expects counts.
+   */
+  onReduceAck (from: PeerId, id: string, root: PeerId, part: IntervalSet): void {
+    const r = this.active.get(id)
+    if (r === undefined || r.root !== root) return
+    const expected = r.expected.intersection(part)
+    if (expected.isEmpty) return
+    this.stats.siblingsAnnounced++
+    this.onStartAcked(id, from, expected)
+  }
+
+  /** What this peer's partial of reduction `id` covers when complete (empty: not active here). */
+  partOf (id: string): IntervalSet {
+    const r = this.active.get(id)
+    return r === undefined ? IntervalSet.EMPTY : r.expected.union(r.own)
   }
 
   /** Where this peer's partial of reduction `id` goes (undefined: not active here). */
@@ -135,6 +163,7 @@ export class Reductions {
       if (r.done || (allSent(r) && r.root !== this.host.self)) continue
       const covered = coveredAll(r)
       for (const [peer, part] of r.acked) if (!covered.containsAll(part)) out.add(peer)
+      for (const [peer, p] of r.pulled) if (!covered.containsAll(p.part)) out.add(peer)
     }
     return out
   }
@@ -192,7 +221,7 @@ export class Reductions {
     if (r.root !== this.host.self) {
       if (!allSent(r)) {
         const missing = r.expected.union(r.own).difference(coveredAll(r))
-        if (!missing.isEmpty && this.inProgress(r).containsAll(missing) && now - r.startedAt <= this.maxDurationMs) {
+        if (!missing.isEmpty && this.inProgress(r, now).containsAll(missing) && now - r.startedAt <= this.maxDurationMs) {
           this.host.setTimer(now + this.host.timeoutMs(), id)
           return
         }
@@ -207,14 +236,26 @@ export class Reductions {
       this.host.failed(id, IntervalSet.range(0, this.host.vnodeCount()).difference(coveredAll(r)))
       return
     }
-    this.pull(r, this.inProgress(r))
-    this.host.setTimer(now + Math.max(this.retryMs, this.host.timeoutMs()), id)
+    // Pulls back off: a reply of a long array takes its transfer time, on links that are
+    // busy when a crash left much to pull; asking again every retry while the first answers
+    // were still under way fed a pull storm (a crash of 2 in 42 peers during back-to-back
+    // 128 KB reductions: 50,000 pulls, 6 GB over the wide area, 12 of 100 reductions never
+    // done; test/sim-scenarios.test.ts). An owner asked is not asked again while it is
+    // alive, for PULL_PATIENCE base intervals (its reply may be queued behind others).
+    const baseMs = Math.max(this.retryMs, this.host.timeoutMs())
+    this.pull(r, this.inProgress(r, now), now, baseMs * PULL_PATIENCE)
+    r.pullRounds++
+    this.host.setTimer(now + baseMs * 2 ** Math.min(r.pullRounds - 1, 4), id)
   }
 
-  /** What live receivers that acknowledged the start are still working on. */
-  private inProgress (r: Red): IntervalSet {
+  /**
+   * What live receivers that acknowledged the start are still working on, and (at the root,
+   * until the round ends) what live owners were asked for.
+   */
+  private inProgress (r: Red, now: number): IntervalSet {
     let parts = IntervalSet.EMPTY
     for (const [peer, part] of r.acked) if (this.host.isAlive(peer)) parts = parts.union(part)
+    for (const [peer, p] of r.pulled) if (this.host.isAlive(peer) && now < p.at + p.patienceMs) parts = parts.union(p.part)
     return parts.difference(coveredAll(r))
   }
 
@@ -283,7 +324,9 @@ export class Reductions {
     this.host.send(this.target(r), this.partial(r, k, s.covered, s.acc))
   }
 
+  /** The sibling of a combining plan, else the peer the start came from, else the root, whichever is alive first. */
   private target (r: Red): PeerId {
+    if (r.via !== null && this.host.isAlive(r.via)) return r.via
     return r.upstream !== null && this.host.isAlive(r.upstream) ? r.upstream : r.root
   }
 
@@ -292,7 +335,7 @@ export class Reductions {
    * contributions: one pull for the whole array when every segment misses the same, else
    * one per segment (a reply for the whole array would overlap the segments that have part).
    */
-  private pull (r: Red, inProgress: IntervalSet): void {
+  private pull (r: Red, inProgress: IntervalSet, now: number, patienceMs: number): void {
     const all = IntervalSet.range(0, this.host.vnodeCount())
     const missing = r.segs.map((s) => all.difference(s.covered).difference(inProgress))
     const first = missing[0] as IntervalSet
@@ -309,6 +352,8 @@ export class Reductions {
       for (const [owner, part] of this.host.view.partition(want.difference(mine))) {
         if (owner === this.host.self || !this.host.isAlive(owner)) continue
         this.stats.pulls++
+        const prev = r.pulled.get(owner)
+        r.pulled.set(owner, { part: prev !== undefined && now < prev.at + prev.patienceMs ? prev.part.union(part) : part, at: now, patienceMs })
         const msg: PullMessage = { t: 'pull', id: r.id, root: r.root, op: r.start.op, length: r.start.length, want: part, hops: 0 }
         this.host.send(owner, seg === undefined ? msg : { ...msg, seg, segment: r.segLen })
       }
@@ -327,6 +372,9 @@ export class Reductions {
 }
 
 function noop (): void {}
+
+/** An owner asked for its contributions is not asked again for this many retry intervals while it is alive. */
+export const PULL_PATIENCE = 16
 
 /** Elements in segment `k` of `r`. */
 function segLength (r: Red, k: number): number {

@@ -17,7 +17,8 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
 import type { TreeState } from '../trees/tree-table.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
-import type { ChunkMessage, Message, ReduceStart, StreamMode, StreamOpen } from './messages.ts'
+import type { ChunkMessage, CombinePlan, Message, ReduceStart, StreamMode, StreamOpen } from './messages.ts'
+import type { CombineChild } from './combine-plan.ts'
 import { DedupeCache } from './dedupe-cache.ts'
 import { EarlyChunks } from './early-chunks.ts'
 
@@ -32,6 +33,8 @@ export interface Incoming {
   /** Virtual nodes that cannot be routed right now (hand-off not arrived yet, loops). */
   wait: IntervalSet
   acked: boolean
+  /** A reduction start's sibling-combining plan for this peer, as the sender gave it. */
+  readonly combine: CombinePlan | undefined
 }
 
 /** One outgoing stream. */
@@ -44,6 +47,8 @@ export interface Route {
   readonly incoming: Incoming
   next: number
   acked: boolean
+  /** The sibling-combining plan sent to the receiver (reduction starts only). */
+  combine: CombinePlan | undefined
 }
 
 /** Everything this peer holds of one collective. */
@@ -88,6 +93,10 @@ export interface StreamHost {
   routeAcked (t: Transfer, to: PeerId, header: IntervalSet, away: boolean): void
   /** Whether this peer's partial of reduction `t` goes to a peer other than `from`. */
   partialAway (t: Transfer, from: PeerId): boolean
+  /** This peer acknowledged `t`'s start as `away`: tell the peer its partial goes to. */
+  ackedAway (t: Transfer): void
+  /** Sibling-combining plans for the tree children a reduction start is routed to. */
+  planCombine (t: Transfer, children: readonly CombineChild[]): Map<PeerId, CombinePlan>
   originDone (t: Transfer): void
   wantPark (): void
   reject (reason: string): void
@@ -153,7 +162,7 @@ export class Streams {
         this.host.reject('too-many-streams')
         return
       }
-      inc = newIncoming(from, msg.stream, o.hops)
+      inc = newIncoming(from, msg.stream, o.hops, o.combine)
       t.incoming.push(inc)
       this.owners.set(inc, t)
       this.incomingByKey.set(key, inc)
@@ -191,7 +200,8 @@ export class Streams {
     if (r === undefined || r.to !== from) { this.host.reject('unknown-ack'); return }
     r.acked = true
     this.outgoing.delete(stream)
-    this.host.routeAcked(r.transfer, r.to, r.header, away)
+    // A receiver combining for siblings covers their parts as well.
+    this.host.routeAcked(r.transfer, r.to, r.combine === undefined ? r.header : r.header.union(r.combine.extra), away)
     this.complete(r.transfer)
   }
 
@@ -286,14 +296,19 @@ export class Streams {
       const st = this.host.tree(t.mode, t.origin)
       if (st !== undefined) {
         const children = [...st.children].sort((a, b) => b[1].size - a[1].size || (a[0] < b[0] ? -1 : 1))
+        const routes: Route[] = []
         for (const [child, reach] of children) {
           if (!this.host.isAlive(child)) continue
           const part = rest.intersection(reach)
           if (part.isEmpty) continue
-          this.addRoute(t, inc, child, part, false)
+          routes.push(this.addRoute(t, inc, child, part, false))
           forwarded = forwarded.union(part)
           rest = rest.difference(part)
           if (rest.isEmpty) break
+        }
+        if (t.reduce !== undefined && routes.length > 1) {
+          const plans = this.host.planCombine(t, routes.map((r) => ({ peer: r.to, header: r.header })))
+          for (const r of routes) r.combine = plans.get(r.to)
         }
       }
     }
@@ -316,11 +331,12 @@ export class Streams {
     this.host.routed(t, inc, fresh, forwarded)
   }
 
-  private addRoute (t: Transfer, inc: Incoming, to: PeerId, header: IntervalSet, fallback: boolean): void {
-    const r: Route = { to, stream: this.nextStream++, header, fallback, transfer: t, incoming: inc, next: 0, acked: false }
+  private addRoute (t: Transfer, inc: Incoming, to: PeerId, header: IntervalSet, fallback: boolean): Route {
+    const r: Route = { to, stream: this.nextStream++, header, fallback, transfer: t, incoming: inc, next: 0, acked: false, combine: undefined }
     if (fallback) t.fallbackSends++
     inc.routes.push(r)
     this.outgoing.set(r.stream, r)
+    return r
   }
 
   private retryWaits (t: Transfer): boolean {
@@ -344,7 +360,7 @@ export class Streams {
           const data = t.chunks[r.next]
           if (data === undefined) break
           const msg: ChunkMessage = r.next === 0
-            ? { t: 'chunk', stream: r.stream, index: 0, data, open: { id: t.id, origin: t.origin, mode: t.mode, header: r.header, chunkCount: t.chunkCount, totalBytes: t.totalBytes, fallback: r.fallback, hops: inc.hops + 1, ...(t.reduce !== undefined ? { reduce: t.reduce } : {}) } }
+            ? { t: 'chunk', stream: r.stream, index: 0, data, open: { id: t.id, origin: t.origin, mode: t.mode, header: r.header, chunkCount: t.chunkCount, totalBytes: t.totalBytes, fallback: r.fallback, hops: inc.hops + 1, ...(t.reduce !== undefined ? { reduce: t.reduce } : {}), ...(r.combine !== undefined ? { combine: r.combine } : {}) } }
             : { t: 'chunk', stream: r.stream, index: r.next, data }
           r.next++
           this.host.send(r.to, msg)
@@ -372,7 +388,10 @@ export class Streams {
       if (inc.wait.isEmpty && inc.routes.every((r) => r.acked)) {
         inc.acked = true
         if (inc.from === null) this.host.originDone(t)
-        else if (t.reduce !== undefined && this.host.partialAway(t, inc.from)) this.host.send(inc.from, { t: 'ack', stream: inc.stream, away: true })
+        else if (t.reduce !== undefined && this.host.partialAway(t, inc.from)) {
+          this.host.send(inc.from, { t: 'ack', stream: inc.stream, away: true })
+          this.host.ackedAway(t)
+        }
         else this.host.send(inc.from, { t: 'ack', stream: inc.stream })
       } else {
         all = false
@@ -391,6 +410,6 @@ export class Streams {
   }
 }
 
-function newIncoming (from: PeerId | null, stream: number, hops: number): Incoming {
-  return { from, stream, hops, routes: [], pending: IntervalSet.EMPTY, wait: IntervalSet.EMPTY, acked: false }
+function newIncoming (from: PeerId | null, stream: number, hops: number, combine?: CombinePlan): Incoming {
+  return { from, stream, hops, routes: [], pending: IntervalSet.EMPTY, wait: IntervalSet.EMPTY, acked: false, combine }
 }

@@ -67,7 +67,7 @@ const OPS: { [K in TreeOp['op']]: Extract<TreeOp, { op: K }> } = {
 
 const OPEN: StreamOpen = {
   id: 'p1/17', origin: 'p1', mode: 'bw', header: S1, chunkCount: 4, totalBytes: 200_000, fallback: true,
-  reduce: { op: 'sum', rootVnode: 1234, length: 4096 }, hops: 3
+  reduce: { op: 'sum', rootVnode: 1234, length: 4096 }, hops: 3, combine: { to: 'p7', extra: S2 }
 }
 
 const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
@@ -104,7 +104,8 @@ const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
   chunk: { t: 'chunk', stream: 5, index: 0, data: new Uint8Array([1, 2, 3, 255]), open: OPEN },
   ack: { t: 'ack', stream: 5 },
   partial: { t: 'partial', id: 'p1/17', root: 'p1', op: 'sum', covered: S1, value: new Float64Array([1.5, -2, NaN, Infinity, 0]) },
-  pull: { t: 'pull', id: 'p1/17', root: 'p1', op: 'max', length: 4096, want: S2, hops: 0 }
+  pull: { t: 'pull', id: 'p1/17', root: 'p1', op: 'max', length: 4096, want: S2, hops: 0 },
+  'reduce-ack': { t: 'reduce-ack', id: 'p1/17', root: 'p1', part: S1 }
 }
 
 describe('round trip', () => {
@@ -122,9 +123,11 @@ describe('round trip', () => {
 
   it('optional fields may be absent', () => {
     expect(roundTrip({ t: 'join', incarnation: 0 })).not.toHaveProperty('want')
-    const { reduce: _reduce, ...open } = OPEN
+    const { reduce: _reduce, combine: _combine, ...open } = OPEN
     expect((roundTrip({ t: 'chunk', stream: 0, index: 3, data: new Uint8Array(0), open }) as { open: StreamOpen }).open).not.toHaveProperty('reduce')
     expect(roundTrip({ t: 'chunk', stream: 0, index: 9, data: new Uint8Array(10) })).not.toHaveProperty('open')
+    const { to: _to, ...toParent } = OPEN.combine ?? { extra: S2 }
+    expect((roundTrip({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { ...OPEN, combine: toParent } }) as { open: StreamOpen }).open.combine).not.toHaveProperty('to')
   })
 
   it('probe padding is real bytes on the wire', () => {
@@ -200,8 +203,11 @@ const arbOpen: fc.Arbitrary<StreamOpen> = fc.record({
   totalBytes: arbCount,
   fallback: fc.boolean(),
   reduce: fc.record({ op: arbOpName, rootVnode: fc.nat(2 ** 31 - 1), length: fc.nat(DEFAULT_CODEC_LIMITS.maxMessageBytes / 8), segment: fc.integer({ min: 1, max: DEFAULT_CODEC_LIMITS.maxMessageBytes / 8 }) }, { requiredKeys: ['op', 'rootVnode', 'length'] }),
-  hops: fc.nat(64)
+  hops: fc.nat(64),
+  combine: fc.record({ to: arbPeer, extra: arbSet }, { requiredKeys: ['extra'] })
 }, { requiredKeys: ['id', 'origin', 'mode', 'header', 'chunkCount', 'totalBytes', 'fallback', 'hops'] })
+  // A combining plan only comes with a reduction start.
+  .map((o) => (o.reduce === undefined && o.combine !== undefined ? (({ combine: _, ...rest }) => rest)(o) : o))
 
 const arbProbeEntry: fc.Arbitrary<ProbeTreeEntry> = fc.record({
   root: arbPeer, dist: arbMetric, est: arbMetric, latChildren: fc.nat(100), bwChildren: fc.nat(100)
@@ -234,14 +240,15 @@ const arbMessage: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }), seg: fc.nat(1000) }, { requiredKeys: ['t', 'id', 'root', 'op', 'covered', 'value'] }),
   fc.record({ t: fc.constant('pull' as const), id: arbId, root: arbPeer, op: arbOpName, length: fc.nat(100_000), want: arbSet, hops: fc.nat(64) }),
   fc.tuple(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 100_000 }), arbId, arbPeer, arbSet).map(([length, segment, id, root, want]) =>
-    ({ t: 'pull' as const, id, root, op: 'sum', length, want, hops: 0, seg: Math.ceil(length / segment) - 1, segment }))
+    ({ t: 'pull' as const, id, root, op: 'sum', length, want, hops: 0, seg: Math.ceil(length / segment) - 1, segment })),
+  fc.record({ t: fc.constant('reduce-ack' as const), id: arbId, root: arbPeer, part: arbSet })
 )
 
 const FIELD_NAMES = [
   'incarnation', 'want', 'vnodeCount', 'members', 'records', 'welcome', 'to', 'ranges', 'record', 'delivered',
   'version', 'nonce', 'trees', 'padding', 'ops', 'op', 'kind', 'root', 'id', 'origin', 'dist', 'path', 'ok', 'reach',
   'value', 'stream', 'index', 'data', 'open', 'mode', 'header', 'chunkCount', 'totalBytes', 'fallback', 'reduce',
-  'rootVnode', 'length', 'hops', 'covered', '__proto__', 'constructor'
+  'rootVnode', 'length', 'hops', 'covered', 'combine', 'extra', 'part', '__proto__', 'constructor'
 ]
 
 describe('properties', () => {
@@ -424,6 +431,9 @@ describe('rejections', () => {
     ['record not a triple', { t: 'facts', vnodeCount: 1, members: [], records: [[S2.encode(), 'p']], welcome: true }],
     ['vnodeCount too large', { t: 'facts', vnodeCount: 2 ** 31 + 1, members: [], records: [], welcome: true }],
     ['bad stream mode', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { id: 'i', origin: 'p', mode: 'teleport', header: S2.encode(), chunkCount: 1, totalBytes: 0, fallback: false, hops: 0 } }],
+    ['combining plan without a reduction', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { id: 'i', origin: 'p', mode: 'lat', header: S2.encode(), chunkCount: 1, totalBytes: 0, fallback: false, hops: 0, combine: { extra: S2.encode() } } }],
+    ['combining plan without extra', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { id: 'i', origin: 'p', mode: 'lat', header: S2.encode(), chunkCount: 1, totalBytes: 0, fallback: false, hops: 0, reduce: { op: 'sum', rootVnode: 0, length: 4 }, combine: { to: 'q' } } }],
+    ['reduce-ack part not a set', { t: 'reduce-ack', id: 'i', root: 'p', part: 7 }],
     ['float64 bytes not a multiple of 8', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(12) }],
     ['probe dist below -1', { t: 'probe-rep', nonce: 1, trees: [['p', -2, 1, 0, 0]], padding: new Uint8Array(0) }],
     ['padding not bytes', { t: 'probe-rep', nonce: 1, trees: [], padding: 100 }],

@@ -590,6 +590,51 @@ describe('TreecastCore: long reductions', () => {
   })
 })
 
+describe('TreecastCore: sibling combining of long reductions', () => {
+  // p0 is every peer's nearest: the root of a star, with 11 near children in its latency tree.
+  const names = Array.from({ length: 12 }, (_, i) => `p${i}`)
+  const star = { latency: (a: PeerId, b: PeerId) => (a === 'p0' || b === 'p0' ? 0.1 : 0.3) }
+  const length = 8192
+
+  /** One sum over 8192 elements (64 KiB, the default reduceCombineMinBytes) from p0, with `change` `afterMs` into it; checks the result. */
+  function starReduction (config: CoreInit, change?: (loop: Loop) => void, afterMs = 0): Loop {
+    const loop = settled(24, { ...star, config }, names)
+    expect(loop.cores.get('p0')?.trees.get('lat', 'p0')?.children.size).toBe(11)
+    loop.input('p0', (c) => c.reduce(loop.now, { op: 'sum', length }))
+    if (change !== undefined) { loop.run(afterMs); change(loop) }
+    loop.runUntil(() => loop.outputs('reduced').length > 0 || loop.outputs('reduce-failed').length > 0, 70_000, 'reduced')
+    const out = loop.outputs('reduced')[0]?.out as Extract<Output, { type: 'reduced' }>
+    expect(out.covered.equals(IntervalSet.range(0, 24))).toBe(true)
+    expect([...out.value.subarray(0, 3)]).toEqual([24 * 25 / 2, 24, 4324])
+    loop.ok()
+    return loop
+  }
+  const intoRoot = (loop: Loop): number => loop.sent.filter((m) => m.message.t === 'partial' && m.to === 'p0').length
+
+  it('the root receives one partial instead of one per child; siblings announce their parts to their collectors', () => {
+    const combined = starReduction({})
+    expect(intoRoot(combined)).toBe(1)
+    expect(combined.sent.filter((m) => m.message.t === 'reduce-ack')).toHaveLength(10)
+    const fanIn = new Map<PeerId, number>()
+    for (const m of combined.sent) if (m.message.t === 'partial') fanIn.set(m.to, (fanIn.get(m.to) ?? 0) + 1)
+    // Ranks by part size, then name (every part is 2 virtual nodes): p1 is rank 0 and collects
+    // from ranks 1, 2, 4 and 8 (p10, p11, p3, p7); p3 collects from ranks 5 and 6 (p4, p5).
+    expect(fanIn.get('p1')).toBe(4)
+    expect(fanIn.get('p3')).toBe(2)
+    expect(Math.max(...fanIn.values())).toBe(4)
+    expect(intoRoot(starReduction({ reduceCombine: false }))).toBe(11)
+    // Below reduceCombineMinBytes the start carries no plan.
+    expect(intoRoot(starReduction({ reduceCombineMinBytes: length * 8 + 8 }))).toBe(11)
+  })
+
+  it('a collector or a sender crashing at any point: every virtual node still counted exactly once', () => {
+    // p1 collects for everyone, p3 for two and sends to p1, p10 only sends.
+    for (const victim of ['p1', 'p3', 'p10']) {
+      for (const at of [0.2, 0.5, 1, 3, 8]) starReduction({}, (l) => l.crash(victim), at)
+    }
+  })
+})
+
 describe('TreecastCore: join', () => {
   it('a joiner gets half of its contact\'s virtual nodes; no virtual node ever has two owners', () => {
     const loop = settled()

@@ -3,7 +3,7 @@
  * partials, what a peer sends when, and what the root pulls after a crash.
  */
 import { describe, expect, it } from 'vitest'
-import { reduceStart, Reductions, type ReductionHost } from '../overlay/reduction.ts'
+import { PULL_PATIENCE, reduceStart, Reductions, type ReductionHost } from '../overlay/reduction.ts'
 import { OpRegistry } from '../overlay/reduce-ops.ts'
 import type { Message, PartialMessage, PullMessage, ReduceStart } from '../overlay/messages.ts'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
@@ -133,5 +133,70 @@ describe('Reductions: segmented partials', () => {
     f.red.onRouted(0, 'r', 'a', START, null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
     expect(() => f.red.onPartial(1, 'b', { ...partial(IntervalSet.range(2, 4), 7, 0), seg: 3 })).toThrow('partial-mismatch')
     expect(() => f.red.onPartial(1, 'b', { ...partial(IntervalSet.range(2, 4), 7, 0), seg: 2 })).toThrow('partial-mismatch')
+  })
+})
+
+describe('Reductions: sibling combining plans', () => {
+  /** An unsegmented start of 2 elements. */
+  const SHORT = reduceStart('sum', 0, 2, 1024)
+  const whole = (covered: IntervalSet, value: number): PartialMessage => ({ t: 'partial', id: 'r', root: 'a', op: 'sum', covered, value: new Float64Array(2).fill(value) })
+
+  it('a sender sends to its sibling, and to the peer it had the start from once that sibling is gone', () => {
+    const f = fixture('c')
+    f.red.onRouted(0, 'r', 'a', SHORT, 'a', IntervalSet.range(4, 6), IntervalSet.EMPTY, { to: 'b', extra: IntervalSet.EMPTY })
+    expect(f.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString()])).toEqual([['b', IntervalSet.range(4, 6).toString()]])
+    expect(f.red.partOf('r').equals(IntervalSet.range(4, 6))).toBe(true)
+    f.alive.delete('b')
+    expect(f.red.sendsTo('r')).toBe('a')
+  })
+
+  it('a collector waits for its siblings\' parts, past the timeout once they announced them, and sends one partial', () => {
+    const f = fixture('b')
+    f.red.onRouted(0, 'r', 'a', SHORT, 'a', IntervalSet.range(2, 4), IntervalSet.EMPTY, { extra: IntervalSet.range(4, 8) })
+    expect(f.sent).toEqual([])
+    // c announces 4-5 (d has not): at the timeout b keeps waiting only while what it misses is announced.
+    f.red.onReduceAck('c', 'r', 'a', IntervalSet.range(4, 6))
+    f.red.onReduceAck('x', 'r', 'a', IntervalSet.range(0, 2)) // not expected here: ignored
+    expect([...f.red.awaitedPeers()]).toEqual(['c'])
+    f.red.onPartial(1, 'd', whole(IntervalSet.range(6, 8), 15))
+    f.red.onTimer(10, 'r')
+    expect(f.sent).toEqual([])
+    f.red.onPartial(12, 'c', whole(IntervalSet.range(4, 6), 11))
+    expect(f.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString(), [...(s.msg as PartialMessage).value]])).toEqual([['a', IntervalSet.range(2, 8).toString(), [33, 33]]])
+  })
+
+  it('a collector whose sibling never announced sends what it has at the timeout; the late part follows on its own', () => {
+    const f = fixture('b')
+    f.red.onRouted(0, 'r', 'a', SHORT, 'a', IntervalSet.range(2, 4), IntervalSet.EMPTY, { extra: IntervalSet.range(4, 6) })
+    f.red.onTimer(10, 'r')
+    f.red.onPartial(12, 'c', whole(IntervalSet.range(4, 6), 11))
+    expect(f.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString()])).toEqual([['a', IntervalSet.range(2, 4).toString()], ['a', IntervalSet.range(4, 6).toString()]])
+    expect(f.red.stats.partialsForwarded).toBe(1)
+  })
+})
+
+describe('Reductions: pulls back off', () => {
+  it('an owner asked is not asked again while alive, until its patience runs out; rounds space out', () => {
+    const f = fixture('a')
+    const start = reduceStart('sum', 0, 2, 1024)
+    f.red.onRouted(0, 'r', 'a', start, null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
+    const pullsTo = (): string[] => f.sent.filter((s) => s.msg.t === 'pull').map((s) => s.to)
+    // Nothing came: the first round asks b, c and d.
+    f.red.onTimer(20, 'r')
+    expect(pullsTo()).toEqual(['b', 'c', 'd'])
+    // Timers of the later rounds: 250 ms, then twice as long each time, up to 16x.
+    const gaps = [f.timers.at(-1)!.at - 20]
+    // c answers; b and d are still within their patience: the next rounds ask nobody.
+    f.red.onPartial(30, 'c', { t: 'partial', id: 'r', root: 'a', op: 'sum', covered: IntervalSet.range(4, 6), value: new Float64Array(2).fill(11) })
+    let now = 20
+    for (let round = 0; round < 3; round++) { now = f.timers.at(-1)!.at; f.red.onTimer(now, 'r'); gaps.push(f.timers.at(-1)!.at - now) }
+    expect(pullsTo()).toEqual(['b', 'c', 'd'])
+    expect(gaps).toEqual([250, 500, 1000, 2000])
+    // The driver watches the owners asked that have not answered.
+    expect([...f.red.awaitedPeers()]).toEqual(['b', 'd'])
+    // Past their patience, b and d are asked again; a dead owner is not.
+    f.alive.delete('d')
+    f.red.onTimer(20 + 250 * PULL_PATIENCE, 'r')
+    expect(pullsTo()).toEqual(['b', 'c', 'd', 'b'])
   })
 })

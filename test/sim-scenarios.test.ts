@@ -12,6 +12,7 @@ import { parseScenario, type Scenario } from '../experiments/sim/scenario.ts'
 import { Simulation } from '../experiments/sim/simulation.ts'
 import type { BroadcastReport, SimReport } from '../experiments/sim/report.ts'
 import { DEFAULT_CHUNK_BYTES, type CoreInit } from '../overlay/config.ts'
+import type { ReductionStats } from '../overlay/reduction.ts'
 import { initialAssignment } from '../virtual-nodes/assignment.ts'
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 
@@ -166,6 +167,29 @@ describe('simulated scenarios', () => {
     // The leaves (at 3002 ms) came while the big reduction was still running.
     expect(big?.durationMs as number).toBeGreaterThan(2)
     expect(report.stability.repairs.every((x) => x.stableAfterMs !== null), 'stable again after each leave').toBe(true)
+  })
+
+  it('crashes, a leave and rejoins during back-to-back 128 KB reductions: every one complete and correct, no pull storm', () => {
+    // 100 long reductions (two roots, every 37 and 53 ms) over 42 peers in 3 clusters, with
+    // crashes before and after a leave and a rejoin. Long partials combine among siblings
+    // (overlay/combine-plan.ts). Before pulls backed off, the root asked every owner of a
+    // part missing after a crash again every 250 ms while the first 128 KB answers still
+    // queued on the wide-area links: 50,000 pulls, more than 6 GB over the wide area, and
+    // up to 43 reductions that never completed.
+    const name = 'test-crash-mid-combined-reduction'
+    const { report, sim } = run(name)
+    expectClean(name, report)
+    expect(report.reductions).toHaveLength(100)
+    let pulls = 0
+    let announced = 0
+    for (const p of peersOf(sim)) {
+      const stats = (p.core as unknown as { reductions?: { stats: ReductionStats } } | null)?.reductions?.stats
+      pulls += stats?.pulls ?? 0
+      announced += stats?.siblingsAnnounced ?? 0
+    }
+    expect(announced, 'siblings combined').toBeGreaterThan(100)
+    expect(pulls, `pulls; replay: ${replay(name)}`).toBeLessThan(10_000)
+    expect(report.totals.wanBytes).toBeLessThan(1e9)
   })
 
   it('crashes seen in different orders, then rejoins: a hand-off whose version ties another view\'s is still taken (swarm seed 434)', () => {
