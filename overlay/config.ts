@@ -21,7 +21,8 @@ export const DEFAULT_REDUCE_TIMEOUT_MIN_MS = 5
 /**
  * A reduction root's first wait between rounds of asking the owners of virtual nodes still
  * missing (at least the reduction timeout); each round waits twice as long as the one
- * before, up to 16x, and an owner asked is not asked again for 16 of these while alive.
+ * before, up to 16x, and an owner asked is not asked again for 16 of these while it is
+ * alive and has not answered.
  */
 export const DEFAULT_REDUCE_RETRY_MS = 250
 /** A reduction still incomplete after this is reported as failed, never left hanging. */

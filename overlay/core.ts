@@ -134,6 +134,7 @@ export class TreecastCore {
       vnodeCount: () => this.vnodes,
       owned: () => this.ownership.owned,
       isAlive: (p) => this.members.isAlive(p),
+      inFlight: (id) => this.streams.inFlight(id),
       // Partial results go out at the end of the event, after the acknowledgement of the
       // start that caused them: a long partial would otherwise hold the acknowledgement
       // back on the same link, and the receiver would not know the partial is under way.

@@ -15,7 +15,10 @@
  * start (its whole subtree has it) is waited for past the timeout as long as that receiver
  * is alive: a partial always goes to the peer that sent the start, whatever the trees do
  * meanwhile, so only a crash or a hang stops it, and the driver's liveness checks (these
- * receivers are awaited peers) turn a hang into a crash.
+ * receivers are awaited peers) turn a hang into a crash. So is a receiver the start is
+ * still on its way to (not acknowledged yet, `inFlight`): on busy links acknowledgements
+ * come late, and the root pulling such parts as lost sent every remote owner's whole array
+ * over the wide area at each of a stream of long reductions.
  *
  * Segments. A start with `segment` splits the array into segments, and every rule above
  * applies to each segment on its own: a peer sends segment k up as soon as segment k
@@ -39,6 +42,8 @@ export interface ReductionHost {
   vnodeCount (): number
   owned (): IntervalSet
   isAlive (peer: PeerId): boolean
+  /** What the start of reduction `id` still carries down from here, unacknowledged, to live receivers. */
+  inFlight (id: string): IntervalSet
   send (to: PeerId, msg: Message): void
   contribute: ContributeFn
   readonly ops: OpRegistry
@@ -191,6 +196,10 @@ export class Reductions {
       r.reported.add(from)
       r.acked.delete(from)
     } else r.segsFrom.set(from, got)
+    // An owner asked has answered: whatever of its part is still missing after this (it no
+    // longer owned it, or its answer overlapped a late partial and was dropped) is asked of
+    // whoever owns it at the next round, instead of after this owner's patience.
+    r.pulled.delete(from)
     this.take(r, msg.covered, msg.value, seg)
     this.check(now, r)
   }
@@ -249,11 +258,14 @@ export class Reductions {
   }
 
   /**
-   * What live receivers that acknowledged the start are still working on, and (at the root,
-   * until the round ends) what live owners were asked for.
+   * What live receivers are still working on: those that acknowledged the start, those the
+   * start is still on its way to (on busy links acknowledgements come late, and pulling
+   * everything routed but not yet acknowledged sent every remote owner's whole array over
+   * the wide area at each of a stream of long reductions), and (at the root) owners asked,
+   * within their patience.
    */
   private inProgress (r: Red, now: number): IntervalSet {
-    let parts = IntervalSet.EMPTY
+    let parts = this.host.inFlight(r.id)
     for (const [peer, part] of r.acked) if (this.host.isAlive(peer)) parts = parts.union(part)
     for (const [peer, p] of r.pulled) if (this.host.isAlive(peer) && now < p.at + p.patienceMs) parts = parts.union(p.part)
     return parts.difference(coveredAll(r))

@@ -256,6 +256,23 @@ export class Streams {
     return out
   }
 
+  /**
+   * The parts of collective `id` routed from here to live receivers that have not
+   * acknowledged them yet (with what a combining receiver collects): still on their way down.
+   */
+  inFlight (id: string): IntervalSet {
+    const t = this.transfers.get(id)
+    let out = IntervalSet.EMPTY
+    if (t === undefined) return out
+    for (const inc of t.incoming) {
+      for (const r of inc.routes) {
+        if (r.acked || !this.host.isAlive(r.to)) continue
+        out = out.union(r.combine === undefined ? r.header : r.header.union(r.combine.extra))
+      }
+    }
+    return out
+  }
+
   /** Looks up a collective in flight. */
   get (id: string): Transfer | undefined { return this.transfers.get(id) }
 

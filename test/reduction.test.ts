@@ -22,6 +22,8 @@ interface Fixture {
   reduced: Float64Array[]
   alive: Set<string>
   timers: Array<{ at: number, id: string }>
+  /** What the start still carries down, unacknowledged (the stream engine's answer). */
+  inFlight: IntervalSet
 }
 
 /**
@@ -29,13 +31,14 @@ interface Fixture {
  */
 function fixture (self: string): Fixture {
   const view = OwnershipMap.fromRecords(8, ['a', 'b', 'c', 'd'].map((owner, i) => ({ ranges: IntervalSet.range(2 * i, 2 * i + 2), owner, version: 1 })))
-  const f: Fixture = { red: null as unknown as Reductions, sent: [], reduced: [], alive: new Set(['a', 'b', 'c', 'd']), timers: [] }
+  const f: Fixture = { red: null as unknown as Reductions, sent: [], reduced: [], alive: new Set(['a', 'b', 'c', 'd']), timers: [], inFlight: IntervalSet.EMPTY }
   const host: ReductionHost = {
     self,
     view,
     vnodeCount: () => 8,
     owned: () => view.partition(IntervalSet.range(0, 8)).get(self) ?? IntervalSet.EMPTY,
     isAlive: (p) => f.alive.has(p),
+    inFlight: () => f.inFlight,
     send: (to, msg) => f.sent.push({ to, msg }),
     contribute: (_id, start, vnodes) => contribution(start, vnodes),
     ops: new OpRegistry(),
@@ -198,5 +201,31 @@ describe('Reductions: pulls back off', () => {
     f.alive.delete('d')
     f.red.onTimer(20 + 250 * PULL_PATIENCE, 'r')
     expect(pullsTo()).toEqual(['b', 'c', 'd', 'b'])
+  })
+
+  it('a part whose start is still on its way to a live receiver is not pulled', () => {
+    const f = fixture('a')
+    f.red.onRouted(0, 'r', 'a', reduceStart('sum', 0, 2, 1024), null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
+    // The start to c (4-7) is not acknowledged yet: on busy links acknowledgements come late.
+    f.inFlight = IntervalSet.range(4, 8)
+    f.red.onTimer(20, 'r')
+    expect(f.sent.filter((s) => s.msg.t === 'pull').map((s) => s.to)).toEqual(['b'])
+  })
+
+  it('an owner that answered is asked again at the next round for what is still missing', () => {
+    const f = fixture('a')
+    f.red.onRouted(0, 'r', 'a', reduceStart('sum', 0, 2, 1024), null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
+    f.red.onTimer(20, 'r')
+    const part = (covered: IntervalSet): PartialMessage => ({ t: 'partial', id: 'r', root: 'a', op: 'sum', covered, value: new Float64Array(2).fill(1) })
+    // A late partial covering 3-4 comes first; b's answer (2-3) and c's (4-5) overlap it and are dropped.
+    f.red.onPartial(21, 'x', part(IntervalSet.range(3, 5)))
+    f.red.onPartial(22, 'b', part(IntervalSet.range(2, 4)))
+    f.red.onPartial(22, 'c', part(IntervalSet.range(4, 6)))
+    f.red.onPartial(22, 'd', part(IntervalSet.range(6, 8)))
+    expect(f.red.stats.overlapsDropped).toBe(2)
+    // They answered: the next round asks them for 2 and 5 at once, not after their patience.
+    f.red.onTimer(270, 'r')
+    const pulls = f.sent.filter((s) => s.msg.t === 'pull').map((s) => [s.to, (s.msg as PullMessage).want.toString()])
+    expect(pulls.slice(3)).toEqual([['b', IntervalSet.of(2).toString()], ['c', IntervalSet.of(5).toString()]])
   })
 })
