@@ -113,10 +113,11 @@ export class TreecastCore {
         if (t.reduce !== undefined) this.reductions.onRouted(this.now, t.id, t.origin, t.reduce, inc.from, fresh, fwd, inc.combine)
       },
       routeAcked: (t, to, header, away) => { if (t.reduce !== undefined && !away) this.reductions.onStartAcked(t.id, to, header) },
-      partialAway: (t, from) => this.reductions.sendsTo(t.id) !== from,
+      partialAway: (t, from) => this.reductions.partialAway(t.id, from),
       ackedAway: (t) => {
         const to = this.reductions.sendsTo(t.id)
-        if (to !== undefined && to !== this.self) this.send(to, { t: 'reduce-ack', id: t.id, root: t.origin, part: this.reductions.partOf(t.id) })
+        const part = this.reductions.partOf(t.id)
+        if (to !== undefined && to !== this.self && !part.isEmpty) this.send(to, { t: 'reduce-ack', id: t.id, root: t.origin, part })
       },
       planCombine: (t, children) => {
         const c = this.config

@@ -81,6 +81,8 @@ interface Red {
   readonly segsFrom: Map<PeerId, number>
   /** Peers a partial came from: what they did not cover is late, no longer under way. */
   readonly reported: Set<PeerId>
+  /** Peers this peer's own segments went to (more than one when its target changed). */
+  readonly sentTo: Set<PeerId>
   /** Root only: what each owner was asked for, and when: awaited while it is alive, for PULL_PATIENCE rounds. */
   readonly pulled: Map<PeerId, { part: IntervalSet, at: number, patienceMs: number }>
   /** Root only: rounds of pulls so far (each waits twice as long as the one before, up to 16x). */
@@ -112,7 +114,7 @@ export class Reductions {
     if (r === undefined) {
       const segLen = start.segment === undefined || start.segment >= start.length ? Math.max(1, start.length) : start.segment
       const segs = Array.from({ length: Math.max(1, Math.ceil(start.length / segLen)) }, () => ({ acc: null, covered: IntervalSet.EMPTY, sent: false }))
-      r = { id, root, start, upstream: from, via: combine?.to ?? null, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, segLen, segs, done: false, startedAt: now, acked: new Map(), segsFrom: new Map(), reported: new Set(), pulled: new Map(), pullRounds: 0 }
+      r = { id, root, start, upstream: from, via: combine?.to ?? null, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, segLen, segs, done: false, startedAt: now, acked: new Map(), segsFrom: new Map(), reported: new Set(), sentTo: new Set(), pulled: new Map(), pullRounds: 0 }
       this.active.set(id, r)
       const wait = this.host.timeoutMs()
       this.host.setTimer(now + (root === this.host.self ? 2 * wait : wait), id)
@@ -149,10 +151,25 @@ export class Reductions {
     this.onStartAcked(id, from, expected)
   }
 
-  /** What this peer's partial of reduction `id` covers when complete (empty: not active here). */
+  /**
+   * What this peer's partial of reduction `id` will bring to where it goes now, for an
+   * announcement: empty when not active here, or when a segment already went to another
+   * peer (announcing it would make the new target wait for data that is not coming).
+   */
   partOf (id: string): IntervalSet {
     const r = this.active.get(id)
-    return r === undefined ? IntervalSet.EMPTY : r.expected.union(r.own)
+    return r === undefined || this.sentElsewhere(r, this.target(r)) ? IntervalSet.EMPTY : r.expected.union(r.own)
+  }
+
+  /**
+   * Whether `from`, which sent this peer the start of reduction `id`, should not wait for
+   * this peer's partial: it goes elsewhere, or some of it already went elsewhere (its
+   * target changed when a peer died). Acknowledging normally then made `from` wait for
+   * data that was not coming, as long as this peer lived (swarm seeds 346, 571, 1663, 1681).
+   */
+  partialAway (id: string, from: PeerId): boolean {
+    const r = this.active.get(id)
+    return r === undefined || this.target(r) !== from || this.sentElsewhere(r, from)
   }
 
   /** Where this peer's partial of reduction `id` goes (undefined: not active here). */
@@ -333,7 +350,14 @@ export class Reductions {
     const s = r.segs[k] as Seg
     s.sent = true
     if (s.acc === null || s.covered.isEmpty) return
-    this.host.send(this.target(r), this.partial(r, k, s.covered, s.acc))
+    const to = this.target(r)
+    r.sentTo.add(to)
+    this.host.send(to, this.partial(r, k, s.covered, s.acc))
+  }
+
+  private sentElsewhere (r: Red, to: PeerId): boolean {
+    for (const p of r.sentTo) if (p !== to) return true
+    return false
   }
 
   /** The sibling of a combining plan, else the peer the start came from, else the root, whichever is alive first. */

@@ -373,4 +373,12 @@ describe('saved swarm failures', () => {
   it('swarm-357: a crash take-over takes only what the crashed peer still owned', () => {
     expectClean('swarm-357', run('swarm-357').report)
   })
+
+  it('swarm-346 and swarm-1663: a peer whose partial went to a parent that then died does not make the root wait for it', () => {
+    // The peer acknowledged a later copy of the start after its partial had gone to its
+    // first parent, which crashed: the root counted the part as on its way (the receiver
+    // is alive) and waited for it to the end (overlay/reduction.ts, partialAway).
+    expectClean('swarm-346', run('swarm-346').report)
+    expectClean('swarm-1663', run('swarm-1663').report)
+  })
 })
