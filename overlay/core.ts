@@ -114,16 +114,9 @@ export class TreecastCore {
       },
       routeAcked: (t, to, header, away) => { if (t.reduce !== undefined && !away) this.reductions.onStartAcked(t.id, to, header) },
       partialAway: (t, from) => this.reductions.partialAway(t.id, from),
-      ackedAway: (t) => {
-        const to = this.reductions.sendsTo(t.id)
-        const part = this.reductions.partOf(t.id)
-        if (to !== undefined && to !== this.self && !part.isEmpty) this.send(to, { t: 'reduce-ack', id: t.id, root: t.origin, part })
-      },
-      planCombine: (t, children) => {
-        const c = this.config
-        const long = t.reduce !== undefined && t.reduce.length * 8 >= c.reduceCombineMinBytes
-        return c.reduceCombine && long ? planCombine(children, this.probing.nearTest()) : new Map()
-      },
+      // At once, ahead of the partial (deferred to the end of the event): announced after it, collectors sent up early in test/core.test.ts's star.
+      ackedAway: (t) => { const a = this.reductions.announcement(t.id); if (a !== undefined) this.send(a.to, a.msg) },
+      planCombine: (t, children) => this.config.reduceCombine && (t.reduce?.length ?? 0) * 8 >= this.config.reduceCombineMinBytes ? planCombine(children, this.probing.nearTest()) : new Map(),
       originDone: (t) => { if (t.reduce === undefined && t.mode !== 'direct') this.out.push({ type: 'broadcast-done', id: t.id }) },
       wantPark: () => this.armPark(),
       reject: (r) => this.reject(r),

@@ -29,7 +29,7 @@
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
-import type { CombinePlan, Message, PartialMessage, PullMessage, ReduceStart } from './messages.ts'
+import type { CombinePlan, Message, PartialMessage, PullMessage, ReduceAckMessage, ReduceStart } from './messages.ts'
 import type { OpRegistry } from './reduce-ops.ts'
 
 /** Supplies a peer's contribution for a set of its virtual nodes. */
@@ -159,6 +159,18 @@ export class Reductions {
   partOf (id: string): IntervalSet {
     const r = this.active.get(id)
     return r === undefined || this.sentElsewhere(r, this.target(r)) ? IntervalSet.EMPTY : r.expected.union(r.own)
+  }
+
+  /**
+   * This peer acknowledged the start of reduction `id` as away: the message that tells the
+   * peer its partial goes to (a sibling, or the root) what is coming, so that it waits for
+   * it past its timeout; undefined when there is nothing to announce.
+   */
+  announcement (id: string): { to: PeerId, msg: ReduceAckMessage } | undefined {
+    const r = this.active.get(id)
+    const part = this.partOf(id)
+    if (r === undefined || part.isEmpty || this.target(r) === this.host.self) return undefined
+    return { to: this.target(r), msg: { t: 'reduce-ack', id, root: r.root, part } }
   }
 
   /**
