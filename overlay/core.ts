@@ -132,7 +132,7 @@ export class TreecastCore {
       // Partial results go out at the end of the event, after the acknowledgement of the
       // start that caused them: a long partial would otherwise hold the acknowledgement
       // back on the same link, and the receiver would not know the partial is under way.
-      send: (to, m) => { this.deferred.push({ type: 'send', to, message: m }) },
+      send: (to, m) => { if (to === this.self) this.reject('send-to-self'); else this.deferred.push({ type: 'send', to, message: m }) },
       contribute: (id, start, v) => this.contributeFn(id, start, v),
       ops: this.ops,
       timeoutMs: () => this.reduceTimeoutMs(),
@@ -329,7 +329,7 @@ export class TreecastCore {
       case 'chunk': this.streams.onChunk(now, from, msg); break
       case 'ack': this.streams.onAck(from, msg.stream, msg.away === true); break
       case 'partial': this.reductions.onPartial(now, from, msg); break
-      case 'reduce-ack': this.reductions.onReduceAck(from, msg.id, msg.root, msg.part); break
+      case 'reduce-ack': this.reductions.onReduceAck(now, from, msg.id, msg.root, msg.part); break
       case 'pull':
         if (this.ops.has(msg.op) && msg.length <= this.config.maxReduceLength) this.reductions.onPull(msg, this.config.maxHops)
         else this.reject('bad-pull')
@@ -449,6 +449,7 @@ export class TreecastCore {
   }
 
   private send (to: PeerId, message: Message): void {
+    if (to === this.self) { this.reject('send-to-self'); return } // Only crafted input leads here.
     this.stats.messagesOut++
     this.out.push({ type: 'send', to, message })
   }

@@ -83,8 +83,10 @@ interface Red {
   readonly reported: Set<PeerId>
   /** Peers this peer's own segments went to (more than one when its target changed). */
   readonly sentTo: Set<PeerId>
+  /** Parts announced by `reduce-ack` (siblings, or receivers whose upstream is gone), awaited within their patience. */
+  readonly announced: Map<PeerId, Patient>
   /** Root only: what each owner was asked for, and when: awaited while it is alive, for PULL_PATIENCE rounds. */
-  readonly pulled: Map<PeerId, { part: IntervalSet, at: number, patienceMs: number }>
+  readonly pulled: Map<PeerId, Patient>
   /** Root only: rounds of pulls so far (each waits twice as long as the one before, up to 16x). */
   pullRounds: number
 }
@@ -114,7 +116,7 @@ export class Reductions {
     if (r === undefined) {
       const segLen = start.segment === undefined || start.segment >= start.length ? Math.max(1, start.length) : start.segment
       const segs = Array.from({ length: Math.max(1, Math.ceil(start.length / segLen)) }, () => ({ acc: null, covered: IntervalSet.EMPTY, sent: false }))
-      r = { id, root, start, upstream: from, via: combine?.to ?? null, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, segLen, segs, done: false, startedAt: now, acked: new Map(), segsFrom: new Map(), reported: new Set(), sentTo: new Set(), pulled: new Map(), pullRounds: 0 }
+      r = { id, root, start, upstream: from, via: viaOf(combine, this.host.self, from, root), expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, segLen, segs, done: false, startedAt: now, acked: new Map(), segsFrom: new Map(), reported: new Set(), sentTo: new Set(), announced: new Map(), pulled: new Map(), pullRounds: 0 }
       this.active.set(id, r)
       const wait = this.host.timeoutMs()
       this.host.setTimer(now + (root === this.host.self ? 2 * wait : wait), id)
@@ -139,16 +141,18 @@ export class Reductions {
 
   /**
    * `from` announced that its partial of reduction `id`, covering `part`, comes here (it is
-   * a sibling under a combining plan, or its upstream is gone): waited for like an
-   * acknowledged start. Only what this peer expects counts.
+   * a sibling under a combining plan, or its upstream is gone): waited for past the timeout
+   * while `from` is alive, but, as any peer can send this, only within a patience. Only
+   * what this peer expects counts.
    */
-  onReduceAck (from: PeerId, id: string, root: PeerId, part: IntervalSet): void {
+  onReduceAck (now: number, from: PeerId, id: string, root: PeerId, part: IntervalSet): void {
     const r = this.active.get(id)
-    if (r === undefined || r.root !== root) return
+    if (r === undefined || r.done || r.root !== root || r.reported.has(from)) return
     const expected = r.expected.intersection(part)
     if (expected.isEmpty) return
     this.stats.siblingsAnnounced++
-    this.onStartAcked(id, from, expected)
+    const prev = r.announced.get(from)
+    r.announced.set(from, { part: prev === undefined ? expected : prev.part.union(expected), at: now, patienceMs: this.patienceMs() })
   }
 
   /**
@@ -197,6 +201,7 @@ export class Reductions {
       if (r.done || (allSent(r) && r.root !== this.host.self)) continue
       const covered = coveredAll(r)
       for (const [peer, part] of r.acked) if (!covered.containsAll(part)) out.add(peer)
+      for (const [peer, p] of r.announced) if (!covered.containsAll(p.part)) out.add(peer)
       for (const [peer, p] of r.pulled) if (!covered.containsAll(p.part)) out.add(peer)
     }
     return out
@@ -224,11 +229,13 @@ export class Reductions {
       r.segsFrom.delete(from)
       r.reported.add(from)
       r.acked.delete(from)
+      r.announced.delete(from)
     } else r.segsFrom.set(from, got)
     // An owner asked has answered: whatever of its part is still missing after this (it no
     // longer owned it, or its answer overlapped a late partial and was dropped) is asked of
-    // whoever owns it at the next round, instead of after this owner's patience.
-    r.pulled.delete(from)
+    // whoever owns it at the next round, instead of after this owner's patience. (Answers
+    // in segments may be partly on their way still: those wait out the patience.)
+    if (seg === undefined) r.pulled.delete(from)
     this.take(r, msg.covered, msg.value, seg)
     this.check(now, r)
   }
@@ -294,10 +301,19 @@ export class Reductions {
    * within their patience.
    */
   private inProgress (r: Red, now: number): IntervalSet {
-    let parts = this.host.inFlight(r.id)
+    // A receiver that never acknowledges while alive (it refused or dropped the start, or
+    // parked part of it) is waited for only so long: then its part is pulled.
+    let parts = now - r.startedAt < this.patienceMs() ? this.host.inFlight(r.id) : IntervalSet.EMPTY
     for (const [peer, part] of r.acked) if (this.host.isAlive(peer)) parts = parts.union(part)
-    for (const [peer, p] of r.pulled) if (this.host.isAlive(peer) && now < p.at + p.patienceMs) parts = parts.union(p.part)
+    for (const waits of [r.pulled, r.announced]) {
+      for (const [peer, p] of waits) if (this.host.isAlive(peer) && now < p.at + p.patienceMs) parts = parts.union(p.part)
+    }
     return parts.difference(coveredAll(r))
+  }
+
+  /** How long a part is awaited on someone's word alone: PULL_PATIENCE retry intervals. */
+  private patienceMs (): number {
+    return Math.max(this.retryMs, this.host.timeoutMs()) * PULL_PATIENCE
   }
 
   /** Leaving: send every partial result on now. */
@@ -420,6 +436,19 @@ export class Reductions {
 }
 
 function noop (): void {}
+
+/** A part awaited on someone's word (a pull, an announcement) until `at + patienceMs`. */
+interface Patient { part: IntervalSet, at: number, patienceMs: number }
+
+/**
+ * The sibling a combining plan sends this peer's partial to; null when there is none or
+ * it names this peer, the sender of the start or the root (remote input: a plan naming
+ * this peer itself had it send its partial to itself without end).
+ */
+function viaOf (combine: CombinePlan | undefined, self: PeerId, from: PeerId | null, root: PeerId): PeerId | null {
+  const to = combine?.to
+  return to === undefined || to === self || to === from || to === root ? null : to
+}
 
 /** An owner asked for its contributions is not asked again for this many retry intervals while it is alive. */
 export const PULL_PATIENCE = 16

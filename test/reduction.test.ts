@@ -158,8 +158,8 @@ describe('Reductions: sibling combining plans', () => {
     f.red.onRouted(0, 'r', 'a', SHORT, 'a', IntervalSet.range(2, 4), IntervalSet.EMPTY, { extra: IntervalSet.range(4, 8) })
     expect(f.sent).toEqual([])
     // c announces 4-5 (d has not): at the timeout b keeps waiting only while what it misses is announced.
-    f.red.onReduceAck('c', 'r', 'a', IntervalSet.range(4, 6))
-    f.red.onReduceAck('x', 'r', 'a', IntervalSet.range(0, 2)) // not expected here: ignored
+    f.red.onReduceAck(0, 'c', 'r', 'a', IntervalSet.range(4, 6))
+    f.red.onReduceAck(0, 'x', 'r', 'a', IntervalSet.range(0, 2)) // not expected here: ignored
     expect([...f.red.awaitedPeers()]).toEqual(['c'])
     f.red.onPartial(1, 'd', whole(IntervalSet.range(6, 8), 15))
     f.red.onTimer(10, 'r')
@@ -210,6 +210,32 @@ describe('Reductions: pulls back off', () => {
     f.inFlight = IntervalSet.range(4, 8)
     f.red.onTimer(20, 'r')
     expect(f.sent.filter((s) => s.msg.t === 'pull').map((s) => s.to)).toEqual(['b'])
+    // A receiver that never acknowledges while alive (it refused or dropped the start) is
+    // waited for only PULL_PATIENCE retry intervals from the start: then its part is pulled.
+    f.red.onTimer(250 * PULL_PATIENCE, 'r')
+    expect(f.sent.filter((s) => s.msg.t === 'pull').map((s) => s.to)).toEqual(['b', 'c', 'd'])
+  })
+
+  it('a reduce-ack from any peer holds the pulls back only within its patience', () => {
+    const f = fixture('a')
+    f.red.onRouted(0, 'r', 'a', reduceStart('sum', 0, 2, 1024), null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
+    // x never had the start, yet claims everything the root misses.
+    f.red.onReduceAck(1, 'x', 'r', 'a', IntervalSet.range(0, 8))
+    f.alive.add('x')
+    f.red.onTimer(20, 'r')
+    expect(f.sent.filter((s) => s.msg.t === 'pull')).toEqual([])
+    expect([...f.red.awaitedPeers()]).toEqual(['x'])
+    f.red.onTimer(1 + 250 * PULL_PATIENCE, 'r')
+    expect(f.sent.filter((s) => s.msg.t === 'pull').map((s) => s.to)).toEqual(['b', 'c', 'd'])
+  })
+
+  it('a combining plan naming this peer, the sender of the start or the root is ignored', () => {
+    for (const to of ['c', 'b', 'a']) {
+      const f = fixture('c')
+      f.red.onRouted(0, 'r', 'a', reduceStart('sum', 0, 2, 1024), 'b', IntervalSet.range(4, 6), IntervalSet.EMPTY, { to, extra: IntervalSet.EMPTY })
+      expect(f.red.sendsTo('r')).toBe('b')
+      expect(f.sent.map((s) => s.to)).toEqual(['b'])
+    }
   })
 
   it('an owner that answered is asked again at the next round for what is still missing', () => {
