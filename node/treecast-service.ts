@@ -10,7 +10,7 @@ import type { Logger, Startable } from '@libp2p/interface'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { TypedEventEmitter } from 'main-event'
 import { TreecastCore } from '../overlay/core.ts'
-import type { CoreInit } from '../overlay/config.ts'
+import { DEFAULT_MAX_REDUCE_LENGTH, type CoreInit } from '../overlay/config.ts'
 import type { Message } from '../overlay/messages.ts'
 import type { CombineFn } from '../overlay/reduce-ops.ts'
 import type { ContributeFn } from '../overlay/reduction.ts'
@@ -134,7 +134,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
         this.afterInput()
       }
     }
-    this.links = new Links(components, this.cfg, { maxPeerIdLength: MAX_OVERLAY_ID_LENGTH }, host, () => this.now())
+    this.links = new Links(components, this.cfg, { maxPeerIdLength: MAX_OVERLAY_ID_LENGTH, maxReduceLength: this.init.core?.maxReduceLength ?? DEFAULT_MAX_REDUCE_LENGTH }, host, () => this.now())
     this.relay = new Relay({
       hello: () => ({ id: this.selfId, incarnation: this.incarnation }),
       open: async (peer, protocol) => await this.links.openStream(peer, protocol),

@@ -24,6 +24,7 @@ export interface ResolvedLimits {
   readonly maxListLength: number
   readonly maxPeerIdLength: number
   readonly maxIdLength: number
+  readonly maxReduceLength: number
 }
 
 type Obj = Readonly<Record<string, unknown>>
@@ -173,9 +174,14 @@ class Fields {
     return { peer: this.peer(peer, `${path}.peer`), rttMs: rtt }
   }
 
-  /** Largest array length a single partial value can carry under `maxMessageBytes`. */
-  get maxReduceLength (): number {
+  /** Largest array length a single partial value (one segment) can carry under `maxMessageBytes`. */
+  get maxPartialLength (): number {
     return Math.floor(this.limits.maxMessageBytes / 8)
+  }
+
+  /** Most elements of a whole reduced array. */
+  get maxReduceLength (): number {
+    return this.limits.maxReduceLength
   }
 
   treeOp (x: unknown, path: string): TreeOp {
@@ -237,8 +243,12 @@ class Fields {
       length: this.int(own(o, 'length'), `${path}.length`, 0, this.maxReduceLength)
     }
     const segment = own(o, 'segment')
-    if (segment === undefined) return start
-    return { ...start, segment: this.int(segment, `${path}.segment`, 1, this.maxReduceLength) }
+    // Unsegmented, the whole array is one partial; segmented, each segment is.
+    if (segment === undefined) {
+      if (start.length > this.maxPartialLength) bad(`${path}.length`, `${start.length} elements do not fit one frame unsegmented (at most ${this.maxPartialLength})`)
+      return start
+    }
+    return { ...start, segment: this.int(segment, `${path}.segment`, 1, this.maxPartialLength) }
   }
 
   streamOpen (x: unknown, path: string): StreamOpen {
@@ -353,7 +363,7 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     const seg = own(o, 'seg')
     const segment = own(o, 'segment')
     if (seg === undefined && segment === undefined) return msg
-    const size = f.int(segment, 'segment', 1, f.maxReduceLength)
+    const size = f.int(segment, 'segment', 1, f.maxPartialLength)
     // The segment must exist: k * segment < length.
     return { ...msg, seg: f.int(seg, 'seg', 0, Math.max(0, Math.ceil(msg.length / size) - 1)), segment: size }
   },

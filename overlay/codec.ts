@@ -35,6 +35,11 @@ export interface CodecLimits {
   maxPeerIdLength?: number
   /** Longest collective id, stream id or reduction operator name. @default 256 */
   maxIdLength?: number
+  /**
+   * Most elements of a reduced array (the whole array: long arrays travel in segments,
+   * each of which must fit one frame). Match the core's `maxReduceLength`. @default 16777216
+   */
+  maxReduceLength?: number
 }
 
 /** The defaults of {@link CodecLimits}. */
@@ -44,7 +49,8 @@ export const DEFAULT_CODEC_LIMITS: Readonly<Required<CodecLimits>> = Object.free
   vnodeUniverse: 2 ** 31,
   maxListLength: 100_000,
   maxPeerIdLength: 128,
-  maxIdLength: 256
+  maxIdLength: 256,
+  maxReduceLength: 1 << 24
 })
 
 function resolveLimits (limits: CodecLimits | undefined): ResolvedLimits {
@@ -159,7 +165,8 @@ export function encodeMessage (msg: Message): Uint8Array {
  * before decoding), `malformed` for undecodable CBOR or interval sets, `version`,
  * `unknown-type`, `bad-field` for missing, mistyped or out-of-range fields, `limit` for
  * over-long lists. Reduction lengths (`pull.length`, `open.reduce.length`) are bounded by
- * `maxMessageBytes / 8`, since the partial result must fit one frame. Unknown extra keys
+ * `maxReduceLength`; a segment (`segment`), and an unsegmented array, by
+ * `maxMessageBytes / 8`, since each partial value must fit one frame. Unknown extra keys
  * are ignored. Throws RangeError on invalid `limits` (local misuse).
  */
 export function decodeMessage (bytes: Uint8Array, limits?: CodecLimits): Message {

@@ -121,6 +121,18 @@ describe('round trip', () => {
     })
   }
 
+  // Fixed bug, kept as a regression test: the wire bounded a reduction's whole length by
+  // what one frame carries (139,264 elements), while the core segments long arrays and
+  // allows 2^24: a reduction of 2^18 elements was rejected by every remote peer.
+  it('a segmented reduction longer than one frame carries passes; maxReduceLength bounds the whole array', () => {
+    const open = { ...OPEN, reduce: { op: 'sum', rootVnode: 0, length: 1 << 18, segment: 8192 } }
+    expect((roundTrip({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open }) as { open: StreamOpen }).open.reduce?.length).toBe(1 << 18)
+    const pull: Message = { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 1 << 18, want: S2, hops: 0, seg: 31, segment: 8192 }
+    expect(roundTrip(pull)).toEqual(pull)
+    rejects(encodeMessage({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open }), 'bad-field', { maxReduceLength: 1 << 17 })
+    rejects(encodeMessage(pull), 'bad-field', { maxReduceLength: 1 << 17 })
+  })
+
   it('optional fields may be absent', () => {
     expect(roundTrip({ t: 'join', incarnation: 0 })).not.toHaveProperty('want')
     const { reduce: _reduce, combine: _combine, ...open } = OPEN
@@ -420,6 +432,9 @@ describe('rejections', () => {
     ['long peer id', { t: 'give', to: 'x'.repeat(129), ranges: S2.encode() }],
     ['long collective id', { t: 'pull', id: 'x'.repeat(257), root: 'p', op: 'sum', length: 1, want: S2.encode(), hops: 0 }],
     ['huge reduce length', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 2 ** 40, want: S2.encode(), hops: 0 }],
+    ['unsegmented reduction longer than one frame carries', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { id: 'i', origin: 'p', mode: 'lat', header: S2.encode(), chunkCount: 1, totalBytes: 0, fallback: false, hops: 0, reduce: { op: 'sum', rootVnode: 0, length: DEFAULT_CODEC_LIMITS.maxMessageBytes / 8 + 1 } } }],
+    ['reduction segment longer than one frame carries', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { id: 'i', origin: 'p', mode: 'lat', header: S2.encode(), chunkCount: 1, totalBytes: 0, fallback: false, hops: 0, reduce: { op: 'sum', rootVnode: 0, length: 1 << 20, segment: DEFAULT_CODEC_LIMITS.maxMessageBytes / 8 + 1 } } }],
+    ['reduction past maxReduceLength', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { id: 'i', origin: 'p', mode: 'lat', header: S2.encode(), chunkCount: 1, totalBytes: 0, fallback: false, hops: 0, reduce: { op: 'sum', rootVnode: 0, length: (1 << 24) + 1, segment: 8192 } } }],
     ['pull segment past the array', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 100, want: S2.encode(), hops: 0, seg: 4, segment: 25 }],
     ['pull seg without segment', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 100, want: S2.encode(), hops: 0, seg: 0 }],
     ['pull segment of 0', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 100, want: S2.encode(), hops: 0, seg: 0, segment: 0 }],

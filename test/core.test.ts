@@ -540,8 +540,8 @@ describe('TreecastCore: long reductions', () => {
   const line = { latency: (a: PeerId, b: PeerId) => 0.2 + Math.abs(pos(a) - pos(b)) }
 
   /** Runs one sum over `length` elements from p0; returns the loop and the simulated duration. */
-  function longReduction (length: number, config: CoreInit = {}): { loop: Loop, durationMs: number } {
-    const loop = settled(30, { ...line, config }, names)
+  function longReduction (length: number, config: CoreInit = {}, wire = false): { loop: Loop, durationMs: number } {
+    const loop = settled(30, { ...line, config, wire }, names)
     const id = loop.input('p0', (c) => c.reduce(loop.now, { op: 'sum', length }))
     const startedAt = loop.now
     loop.runUntil(() => loop.outputs('reduced').length > 0, 60_000, 'reduced')
@@ -561,6 +561,13 @@ describe('TreecastCore: long reductions', () => {
     loop.ok()
     return { loop, durationMs: done.at - startedAt }
   }
+
+  it('an array longer than one frame carries goes over the wire codec in segments', () => {
+    // 2^18 elements: 2 MiB, past the frame bound (1 MiB + 64 KiB). The codec once bounded
+    // the whole length by the frame and dropped every start of such a reduction.
+    const { loop } = longReduction(1 << 18, {}, true)
+    for (const c of loop.cores.values()) expect(c.stats.rejected).toEqual({})
+  })
 
   it('a partial that takes longer to move than the timeout is waited for, not turned into late forwards', () => {
     // 131072 elements: a 1 MiB partial takes ~100 ms per hop on these 10 MB/s links, far past
