@@ -305,7 +305,8 @@ export class TreecastCore {
       this.flush(now)
       return
     }
-    this.liveness.heard(now, from)
+    // Only members' silence is ever watched; a table entry per sender id would be unbounded.
+    if (this.members.statusOf(from) !== undefined) this.liveness.heard(now, from)
     if (this.stateValue === 'joining' && !(msg.t === 'facts' && msg.welcome)) {
       // Arrived before the contact's snapshot (a hand-off can overtake it): keep for after.
       if (!this.preJoin.push(from, msg)) this.reject('pre-join-overflow')

@@ -31,6 +31,9 @@ export class Liveness {
     this.pingSent.delete(peer)
   }
 
+  /** Peers whose last message is remembered (for tests of the bound). */
+  get tracked (): number { return this.lastHeard.size }
+
   /** At the end of an event: keeps the timer armed (every half timeout) while anyone is awaited. */
   arm (now: number, waiting: boolean): void {
     if (this.armed || !waiting) return

@@ -788,6 +788,16 @@ describe('TreecastCore: crash', () => {
 })
 
 describe('TreecastCore: remote garbage is counted, never thrown', () => {
+  it('messages from many unknown sender ids leave no state per sender behind', () => {
+    const loop = settled(10)
+    const c = loop.core('p0')
+    const liveness = (c as unknown as { liveness: { tracked: number } }).liveness
+    const before = liveness.tracked
+    for (let i = 0; i < 5000; i++) c.handle(loop.now, `stranger-${i}`, { t: 'ack', stream: i })
+    expect(liveness.tracked).toBe(before)
+    expect(c.stats.rejected['unknown-ack']).toBeGreaterThanOrEqual(5000)
+  })
+
   it('chunks and acks for unknown streams, partials for unknown ops, bad stream headers', () => {
     const loop = settled(10)
     const c = loop.core('p0')
