@@ -78,6 +78,13 @@ export class OwnershipEngine {
   private readonly orphansTo = new Map<PeerId, OwnershipRecord[]>()
   /** Peers that left gracefully and whose connection has closed since (they forward nothing any more). */
   private readonly departed = new Set<PeerId>()
+  /**
+   * Virtual nodes whose record in this view is a successor this peer computed for another
+   * peer (takeOver with someone else as successor) and that no claim heard since has
+   * replaced. Nobody told that successor; a hand-off from a peer that really held such a
+   * range beats the guess (onHandoff).
+   */
+  private guessed = IntervalSet.EMPTY
 
   constructor (private readonly host: OwnershipHost) {}
 
@@ -178,12 +185,13 @@ export class OwnershipEngine {
       if (change !== undefined) this.memberChanged(now, change)
     }
     const won = view.apply(rec)
+    this.heard(rec)
     if (won.isEmpty) return false
     const status = members.statusOf(rec.owner)
     if ((status === 'left' || status === 'dead') && (rec.ownerIncarnation === undefined || rec.ownerIncarnation <= members.incarnationOf(rec.owner))) {
       // Handed to a peer that is already gone (a leaver's successor that left or crashed
       // unnoticed): nobody would ever own it. The successor rule takes it, everywhere alike.
-      this.takeOver(rec.owner, ORPHAN_VERSION_STEP)
+      this.takeOver(rec.owner, ORPHAN_VERSION_STEP, members.incarnationOf(rec.owner))
       return true
     }
     if (rec.owner === self) return true
@@ -221,7 +229,7 @@ export class OwnershipEngine {
     if (this.handoffsUnacked.delete(c.peer)) this.host.checkLeft()
     const wasParent = this.host.trees.peerGone(c.peer)
     if (c.after === 'dead') {
-      this.takeOver(c.peer, CLAIM_VERSION_STEP)
+      this.takeOver(c.peer, CLAIM_VERSION_STEP, c.incarnation)
       this.host.streams.peerGone(c.peer)
     }
     if (wasParent && this.host.isRunning()) this.host.triggerProbing(now)
@@ -230,16 +238,19 @@ export class OwnershipEngine {
   /**
    * Deterministic take-over of what `dead` owned: every survivor computes the same record
    * when views agree. `step` is CLAIM_VERSION_STEP after a crash, ORPHAN_VERSION_STEP when
-   * a record names a peer already gone (see the constants).
+   * a record names a peer already gone (see the constants). Only what was claimed for
+   * `incarnation` of `dead` or an older one is taken: a restarted incarnation keeps what it
+   * was given since.
    */
-  private takeOver (dead: PeerId, step: number, only?: IntervalSet): void {
+  private takeOver (dead: PeerId, step: number, incarnation: number, only?: IntervalSet): void {
     const { members, view, self } = this.host
-    const ranges = only ?? view.rangesOf(dead)
+    const ranges = only ?? view.rangesOf(dead, incarnation)
     if (ranges.isEmpty) return
     const succ = successorOf(dead, members.alive())
     if (succ === undefined) return
     const record: OwnershipRecord = { ranges, owner: succ, version: view.maxVersionIn(ranges) + step, ownerIncarnation: members.incarnationOf(succ) }
-    view.apply(record)
+    const won = view.apply(record)
+    this.guessed = succ === self ? this.guessed.difference(won) : this.guessed.union(won)
     if (succ !== self && step === ORPHAN_VERSION_STEP) this.rememberOrphan(succ, record)
     if (succ === self) {
       this.setOwned(this.ownedValue.union(ranges), 'takeover')
@@ -278,7 +289,7 @@ export class OwnershipEngine {
     for (const rec of list) {
       const still = this.host.view.partition(rec.ranges).get(peer)
       if (still === undefined || still.isEmpty || this.host.view.maxVersionIn(still) !== rec.version) continue
-      this.takeOver(peer, ORPHAN_VERSION_STEP, still)
+      this.takeOver(peer, ORPHAN_VERSION_STEP, this.host.members.incarnationOf(peer), still)
     }
   }
 
@@ -298,7 +309,7 @@ export class OwnershipEngine {
       // Anything still recorded as the leaver's (a hand-off that reached it after it left)
       // would have no owner: the successor rule takes it, as after a crash. Before the
       // streams re-route what the leaver had not acknowledged, so they route it there.
-      this.takeOver(peer, ORPHAN_VERSION_STEP)
+      this.takeOver(peer, ORPHAN_VERSION_STEP, incarnation)
       this.host.streams.peerGone(peer)
       this.host.trees.peerGone(peer)
     }
@@ -332,6 +343,7 @@ export class OwnershipEngine {
     if (give.isEmpty || to === this.host.self) return
     const record: OwnershipRecord = { ranges: give, owner: to, version: this.host.view.maxVersionIn(give) + CLAIM_VERSION_STEP, ownerIncarnation: this.host.members.incarnationOf(to) }
     this.host.view.apply(record)
+    this.heard(record)
     const msg: HandoffMessage = { t: 'handoff', record, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), give) }
     this.host.send(to, msg)
     this.handoffsUnacked.set(to, (this.handoffsUnacked.get(to) ?? 0) + 1)
@@ -343,16 +355,26 @@ export class OwnershipEngine {
   onHandoff (from: PeerId, msg: HandoffMessage): void {
     const { members, view, self, streams } = this.host
     view.apply(msg.record)
+    this.heard(msg.record)
     // Where the sender still owns what it just gave, its record lost a tie here: survivors
     // that saw two crashes in different orders gave the same range different versions (one
     // +1000 per take-over), and the sender's +1000 can equal a version another view already
     // gave the sender itself. Left so, the range would be owned by nobody (the sender gave
     // it away in its own view). The sender's word is final: claim it above every version
     // known here, and tell everyone.
-    const stillSenders = view.partition(msg.record.ranges).get(from)
-    if (stillSenders !== undefined && from !== self) {
-      const claim: OwnershipRecord = { ranges: stillSenders, owner: self, version: view.maxVersionIn(stillSenders) + CLAIM_VERSION_STEP, ownerIncarnation: this.host.incarnation() }
+    // Likewise where the record lost to a successor this view guessed itself (see
+    // `guessed`): a snapshot that was stale, then restarts learnt one after the other, can
+    // stack guesses above the versions of the real claims. The sender held it; a guess
+    // named a peer that may not even know.
+    let reclaim = IntervalSet.EMPTY
+    for (const [owner, part] of view.partition(msg.record.ranges)) {
+      if (owner === self || from === self) continue
+      reclaim = reclaim.union(owner === from ? part : part.intersection(this.guessed))
+    }
+    if (!reclaim.isEmpty) {
+      const claim: OwnershipRecord = { ranges: reclaim, owner: self, version: view.maxVersionIn(reclaim) + CLAIM_VERSION_STEP, ownerIncarnation: this.host.incarnation() }
       view.apply(claim)
+      this.heard(claim)
       this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [claim], welcome: false })
     }
     const mine = view.partition(msg.record.ranges).get(self) ?? IntervalSet.EMPTY
@@ -372,6 +394,17 @@ export class OwnershipEngine {
       }
     }
     if (!gained.isEmpty) this.setOwned(this.ownedValue.union(gained), 'handoff-in')
+  }
+
+  /**
+   * A record from elsewhere (or this peer's own claim) was applied: where the view now names
+   * its owner, the record won or confirmed the guess (the real claim of the successor
+   * this view guessed ties with the guess), so it is no guess any more.
+   */
+  private heard (rec: OwnershipRecord): void {
+    if (this.guessed.isEmpty) return
+    const named = this.host.view.partition(rec.ranges.intersection(this.guessed)).get(rec.owner)
+    if (named !== undefined) this.guessed = this.guessed.difference(named)
   }
 
   /** Sets the owned virtual nodes and outputs the change (always for 'initial'). */

@@ -775,6 +775,37 @@ describe('TreecastCore: crash', () => {
     loop.ok()
   })
 
+  // Fixed bug (swarm seeds 466, 1270, 1344, 1995 of SWARM_SEEDS=2000), kept as a
+  // regression test: a view that learns a peer restarted guesses a successor for the old
+  // incarnation's ranges and tells nobody. A hand-off of those ranges from the peer that
+  // really held them then lost to the guess (same or lower version), the receiver took
+  // nothing, the sender had given them away: no owner, lost deliveries, routing loops.
+  it('a hand-off beats a successor this view only guessed, not a claim it heard', () => {
+    const loop = settled()
+    const p0 = loop.core('p0')
+    const r2 = p0.view.rangesOf('p2')
+    const v = r2.min as number
+    const before = p0.ownedSet
+    // p2 restarted: p0 guesses p3 (p2's successor) for p2's old ranges, at version 1000.
+    p0.handle(loop.now, 'p1', { t: 'facts', vnodeCount: 23, members: [{ peer: 'p2', incarnation: 1, status: 'alive' }], records: [], welcome: false })
+    expect(p0.view.ownerOf(v)).toBe('p3')
+    expect(p0.view.versionOf(v)).toBe(1000)
+    // p4 had taken them over in its own view and hands them to p0 at the same version.
+    p0.handle(loop.now, 'p4', { t: 'handoff', record: { ranges: r2, owner: 'p0', version: 1000, ownerIncarnation: 0 }, delivered: [] })
+    expect(p0.ownedSet.equals(before.union(r2)), 'p0 claims what it was handed').toBe(true)
+    expect(p0.view.versionOf(v)).toBe(2000)
+
+    // Where the record that wins is a claim heard from its owner, the hand-off stays lost.
+    const q = settled()
+    const q0 = q.core('p0')
+    const q2 = q0.view.rangesOf('p2')
+    const qBefore = q0.ownedSet
+    q0.handle(q.now, 'p3', { t: 'facts', vnodeCount: 23, members: [], records: [{ ranges: q2, owner: 'p3', version: 1000, ownerIncarnation: 0 }], welcome: false })
+    q0.handle(q.now, 'p4', { t: 'handoff', record: { ranges: q2, owner: 'p0', version: 1000, ownerIncarnation: 0 }, delivered: [] })
+    expect(q0.ownedSet.equals(qBefore)).toBe(true)
+    expect(q0.view.ownerOf(q2.min as number)).toBe('p3')
+  })
+
   it('a reduction started after a crash covers every virtual node', () => {
     const loop = settled()
     loop.crash('p0')

@@ -128,6 +128,17 @@ describe('OwnershipMap', () => {
     expect(m.loads()).toEqual(new Map([['a', 8], ['b', 2]]))
   })
 
+  it('rangesOf with an incarnation bound leaves out what a newer incarnation was given', () => {
+    const m = OwnershipMap.fromRecords(30, [
+      rec(IntervalSet.range(0, 10), 'a', 0),
+      { ranges: IntervalSet.range(10, 20), owner: 'a', version: 2000, ownerIncarnation: 1 },
+      { ranges: IntervalSet.range(20, 30), owner: 'a', version: 1000, ownerIncarnation: 0 }
+    ])
+    expect(m.rangesOf('a').equals(IntervalSet.range(0, 30))).toBe(true)
+    expect(m.rangesOf('a', 0).equals(IntervalSet.fromRanges([[0, 10], [20, 30]]))).toBe(true)
+    expect(m.rangesOf('a', 1).equals(IntervalSet.range(0, 30))).toBe(true)
+  })
+
   it('partition splits a set by owner; rangesOf, loads and maxVersionIn agree with it', () => {
     const m = OwnershipMap.fromRecords(30, [
       rec(IntervalSet.range(0, 10), 'a', 0),

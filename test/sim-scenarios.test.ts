@@ -381,4 +381,14 @@ describe('saved swarm failures', () => {
     expectClean('swarm-346', run('swarm-346').report)
     expectClean('swarm-1663', run('swarm-1663').report)
   })
+
+  it('swarm-1270 and swarm-1344: a hand-off beats a successor a stale view only guessed', () => {
+    // A peer that rejoined with a stale snapshot learnt of restarts one after the other and
+    // guessed successors for the old incarnations' ranges, above the versions of the real
+    // claims. The hand-offs of the peers that really held them lost to the guesses: 51
+    // virtual nodes without an owner (1270), and a reduction's start passed back and forth
+    // between two peers that each thought the other owned two virtual nodes (1344).
+    expectClean('swarm-1270', run('swarm-1270').report)
+    expectClean('swarm-1344', run('swarm-1344').report)
+  })
 })

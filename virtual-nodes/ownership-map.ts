@@ -79,10 +79,17 @@ export class OwnershipMap {
     return max
   }
 
-  /** Everything `peer` owns in this view. */
-  rangesOf (peer: PeerId): IntervalSet {
+  /**
+   * Everything `peer` owns in this view. With `upToIncarnation`, only what was claimed for
+   * an incarnation of `peer` no newer than it (records without an incarnation count as
+   * old): after a crash, what a restarted incarnation was already given is not the dead
+   * one's.
+   */
+  rangesOf (peer: PeerId, upToIncarnation = Infinity): IntervalSet {
     const out: Array<[number, number]> = []
-    for (const seg of this.segments) if (seg.owner === peer) out.push([seg.start, seg.end])
+    for (const seg of this.segments) {
+      if (seg.owner === peer && (seg.ownerIncarnation === undefined || seg.ownerIncarnation <= upToIncarnation)) out.push([seg.start, seg.end])
+    }
     return IntervalSet.fromRanges(out)
   }
 
