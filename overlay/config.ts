@@ -119,6 +119,17 @@ export interface CoreInit {
    * download): off by default, one probe at a time as in 003. @default false
    */
   probeNearLane?: boolean
+  /**
+   * When a probe burst ends, and whenever a latency tree's parent changes or reports a
+   * longer distance between bursts, the peer probes once (per burst) the root of each
+   * latency tree it reaches through a detour: a far parent (RTT at least DETOUR_RTT_FACTOR
+   * times its nearest peer's) that is itself at least that far from the root. 003's rules
+   * with the tie-break then move it to the direct path. fig6 (201 peers, 003's schedule):
+   * 1-byte broadcasts 0.93-0.97x MagPIe-like instead of up to 1.61x; but fig9's rejoin is
+   * repaired in 1.99 s instead of 1.58 s and its broadcasts after the leave slow down
+   * (EXPERIMENTS.md): off by default. @default false
+   */
+  probeDetour?: boolean
   /** Payloads of this size or more use the bandwidth tree. @default 262144 */
   switchPointBytes?: number
   /** @default 65536 */
@@ -196,6 +207,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     probePingCount: init.probePingCount ?? DEFAULT_PROBE_PING_COUNT,
     probeNearFraction: init.probeNearFraction ?? DEFAULT_PROBE_NEAR_FRACTION,
     probeNearLane: init.probeNearLane ?? false,
+    probeDetour: init.probeDetour ?? false,
     switchPointBytes: init.switchPointBytes ?? DEFAULT_SWITCH_POINT_BYTES,
     chunkBytes: init.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
@@ -235,6 +247,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   }
   if (typeof c.reduceCombine !== 'boolean') throw new InvalidConfigError(`reduceCombine must be a boolean, got ${String(c.reduceCombine)}`)
   if (typeof c.probeNearLane !== 'boolean') throw new InvalidConfigError(`probeNearLane must be a boolean, got ${String(c.probeNearLane)}`)
+  if (typeof c.probeDetour !== 'boolean') throw new InvalidConfigError(`probeDetour must be a boolean, got ${String(c.probeDetour)}`)
   if (c.probeNearFraction > 1) throw new InvalidConfigError(`probeNearFraction must be in [0, 1], got ${String(c.probeNearFraction)}`)
   if (c.tieTolerance >= 1) throw new InvalidConfigError(`tieTolerance must be < 1, got ${c.tieTolerance}`)
   if (!Number.isInteger(c.probeExtraCount)) throw new InvalidConfigError('probeExtraCount must be an integer')

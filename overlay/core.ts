@@ -98,7 +98,8 @@ export class TreecastCore {
       owned: () => this.ownership.owned,
       isAlive: (p) => this.members.isAlive(p),
       sendOp: (to, op) => this.sendOp(to, op),
-      parentChanged: (kind, root, parent) => this.treeChanged(kind, root, parent)
+      parentChanged: (kind, root, parent) => this.treeChanged(kind, root, parent),
+      latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) }
     }, this.config.lockTimeoutMs, this.config.tieTolerance)
     this.streams = new Streams({
       self: this.self,
@@ -150,6 +151,8 @@ export class TreecastCore {
       setTimer: (at, kind) => this.timers.add(at, kind),
       judged: (now, cand, rtt, bw, entries) => { this.trees.judge(now, cand, rtt, bw, entries) },
       parentlessCount: () => this.trees.parentlessCount(),
+      isDetour: (root, far) => this.trees.isDetour(root, far),
+      detourRoots: (far, max) => this.trees.detourRoots(far, max),
       isRunning: () => this.stateValue === 'running'
     }, this.config)
     this.ownership = new OwnershipEngine({

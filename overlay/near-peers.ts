@@ -130,6 +130,18 @@ export class NearPeers {
     }
   }
 
+  /** Smallest RTT measured to a live peer (Infinity when none). */
+  nearestRtt (isAlive: (p: PeerId) => boolean): number {
+    let nearestMs = Infinity
+    for (const [peer, rttMs] of this.measured) if (rttMs < nearestMs && isAlive(peer)) nearestMs = rttMs
+    return nearestMs
+  }
+
+  /** Whether `peer` was probed in this burst. */
+  wasProbed (peer: PeerId): boolean {
+    return this.probed.has(peer)
+  }
+
   /** Smallest RTT measured to `peer`, if probed. */
   rttOf (peer: PeerId): number | undefined {
     return this.measured.get(peer)

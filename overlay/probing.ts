@@ -36,6 +36,10 @@ export interface ProbingHost {
   judged (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number, entries: readonly ProbeTreeEntry[]): void
   /** Trees of this peer that have no parent (the schedule probes on while there are some). */
   parentlessCount (): number
+  /** Whether this peer's latency tree of `root` runs through a far parent that is itself far from the root. */
+  isDetour (root: PeerId, farRttMs: number): boolean
+  /** Roots of all such trees, longest detour first, at most `max`. */
+  detourRoots (farRttMs: number, max: number): PeerId[]
   /** Probes start only while the peer runs. */
   isRunning (): boolean
 }
@@ -49,7 +53,13 @@ export interface ProbingConfig {
   probePingCount: number
   probeNearFraction: number
   probeNearLane: boolean
+  probeDetour: boolean
 }
+
+/** A parent is far when its RTT is at least this many times the nearest peer's. */
+export const DETOUR_RTT_FACTOR = 4
+/** Detour roots waiting for their probe, at most (the oldest is dropped past it). */
+export const MAX_DETOURS = 64
 
 /** The probing of one peer. */
 export class Probing {
@@ -61,6 +71,10 @@ export class Probing {
   /** When we answered each prober's ping (bounded): its probe-req then times its RTT to us. */
   private readonly pongAt = new Map<PeerId, number>()
   private steadyArmed = false
+  /** Roots of detours seen (probeDetour), to be probed next; bounded by MAX_DETOURS. */
+  private readonly detours: PeerId[] = []
+  /** Roots already queued as detours since the last burst began (one probe each). */
+  private readonly detoursAsked = new Set<PeerId>()
   /** The probe in flight was started by steady probing, not by a membership change. */
   private steadyProbe = false
 
@@ -123,7 +137,29 @@ export class Probing {
   trigger (now: number): void {
     this.schedule.trigger()
     this.near.newBurst()
+    this.detoursAsked.clear()
     this.next(now)
+  }
+
+  /**
+   * This peer took a new parent in its latency tree of `root`, or the parent reports a
+   * larger distance. If that parent is far (RTT at least DETOUR_RTT_FACTOR times the
+   * nearest peer's) and itself at least as far from the root, the way to the root runs
+   * through another far hop (a third cluster) where one could do. With `probeDetour`, and
+   * between bursts (a burst's end scans every tree instead), the root is probed once per
+   * burst: the parent rules, with the tie-break, then move this peer to it. Such detours
+   * appear after a burst's last probe (an ancestor moves; a slow check commits under a
+   * parent whose distance grew meanwhile), when 003's schedule would leave them until the
+   * next membership change.
+   */
+  detourSeen (now: number, root: PeerId, parentRttMs: number, parentDistMs: number): void {
+    if (!this.cfg.probeDetour || !this.host.isRunning() || this.schedule.isActive || this.detoursAsked.has(root)) return
+    const farMs = DETOUR_RTT_FACTOR * this.near.nearestRtt((p) => this.host.isAlive(p))
+    if (!(parentRttMs >= farMs) || !(parentDistMs >= farMs)) return
+    if (this.detours.length >= MAX_DETOURS) this.detoursAsked.delete(this.detours.shift() as PeerId)
+    this.detoursAsked.add(root)
+    this.detours.push(root)
+    if (!this.runner.inFlight && !this.schedule.isActive) this.runner.start(now)
   }
 
   /** Stops the schedule (the peer is leaving). */
@@ -165,6 +201,12 @@ export class Probing {
     const alive = this.host.alive()
     this.near.prune((p) => this.host.isAlive(p), alive.length)
     const busy = this.nearRunner?.target
+    // Between bursts the main lane probes only detour roots (and the steady probe).
+    if (!this.schedule.isActive && !this.steadyProbe) {
+      const root = this.takeDetour(busy)
+      if (root !== undefined) this.near.markProbed(root)
+      return root
+    }
     let target: PeerId | undefined
     if (this.cfg.probeNearFraction > 0 && this.host.random() < this.cfg.probeNearFraction) {
       target = this.pickNear(busy)
@@ -199,6 +241,30 @@ export class Probing {
     return others.length === 0 || others.some((p) => p !== busy)
   }
 
+  /** A burst ended: every detour its trees were left with is queued for one probe (probeDetour). */
+  private burstEnded (): void {
+    if (!this.cfg.probeDetour) return
+    const farMs = DETOUR_RTT_FACTOR * this.near.nearestRtt((p) => this.host.isAlive(p))
+    if (!Number.isFinite(farMs)) return
+    for (const root of this.host.detourRoots(farMs, MAX_DETOURS)) {
+      if (this.detoursAsked.has(root)) continue
+      this.detoursAsked.add(root)
+      this.detours.push(root)
+    }
+  }
+
+  /** The next detour root to probe (see `detourSeen`), or undefined. */
+  private takeDetour (busy: PeerId | undefined): PeerId | undefined {
+    const farMs = DETOUR_RTT_FACTOR * this.near.nearestRtt((p) => this.host.isAlive(p))
+    while (this.detours.length > 0) {
+      const root = this.detours.shift() as PeerId
+      if (root !== busy && this.host.isAlive(root) && this.host.isDetour(root, farMs)) return root
+      // Gone by itself (the tree changed since): a later detour to this root counts anew.
+      this.detoursAsked.delete(root)
+    }
+    return undefined
+  }
+
   private pickNear (busy: PeerId | undefined): PeerId | undefined {
     return this.near.pick(this.host.random, (p) => p !== this.host.self && p !== busy && this.host.isAlive(p))
   }
@@ -212,7 +278,13 @@ export class Probing {
     if (!this.runner.inFlight) this.steadyProbe = false
     if (!this.host.isRunning()) return
     if (!this.runner.inFlight && this.mainLaneHasTarget()) {
-      if (this.schedule.next(this.host.parentlessCount()) !== 'probe') { this.armSteady(now); return }
+      const wasActive = this.schedule.isActive
+      if (this.schedule.next(this.host.parentlessCount()) !== 'probe') {
+        if (wasActive) this.burstEnded()
+        if (this.detours.length > 0) { this.runner.start(now); if (this.runner.inFlight) return }
+        this.armSteady(now)
+        return
+      }
       this.runner.start(now)
     }
     const lane = this.nearRunner

@@ -233,6 +233,13 @@ describe('resolveCoreConfig', () => {
     expect(c.maxPayloadBytes).toBe(2 ** 30)
     expect(c.maxReduceLength).toBe(16777216)
     expect(c.steadyProbeIntervalMs).toBe(0)
+    expect(c.probeNearLane).toBe(false)
+    expect(c.probeDetour).toBe(false)
+  })
+
+  it('probeDetour must be a boolean', () => {
+    for (const v of [1, 'yes']) expectBad({ probeDetour: v as unknown as boolean }, 'probeDetour')
+    expect(resolveCoreConfig({ probeDetour: true }).probeDetour).toBe(true)
   })
 
   it('given values are kept', () => {

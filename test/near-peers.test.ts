@@ -108,9 +108,11 @@ function probingHarness (nearFraction: number, randomValues: () => number, nearL
     setTimer: () => {},
     judged: (_now, cand) => { judged.push(cand) },
     parentlessCount: () => 0,
+    isDetour: () => false,
+    detourRoots: () => [],
     isRunning: () => true
   }
-  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane }), sent, judged }
+  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: true }), sent, judged }
 }
 
 /** Answers the probe in flight: peers p00-p09 are near (0.3 ms), the rest far (6 ms). */
@@ -223,5 +225,92 @@ describe('Probing: near and random candidates', () => {
     h.probing.targetGone(5, first.to)
     expect(h.sent).toHaveLength(2)
     expect(h.sent[1]?.msg.t).toBe('ping')
+  })
+})
+
+describe('Probing: detour probes (probeDetour)', () => {
+  /** A peer with 2 extra probes per burst; `detours` are the roots its latency trees reach through a detour. */
+  function detourHarness (detours: Set<PeerId>, probeDetour = true): { probing: Probing, pings: () => PeerId[], answerLast: (now: number) => number } {
+    const sent: Array<{ to: PeerId, msg: Message }> = []
+    const members = ['me', ...Array.from({ length: 30 }, (_, i) => `p${String(i).padStart(2, '0')}`)]
+    const host: ProbingHost = {
+      self: 'me',
+      random: () => 0.9,
+      alive: () => members,
+      isAlive: (p) => members.includes(p),
+      send: (to, msg) => { sent.push({ to, msg }) },
+      setTimer: () => {},
+      judged: () => {},
+      parentlessCount: () => 0,
+      isDetour: (root, farMs) => detours.has(root) && farMs > 0,
+      detourRoots: () => [...detours],
+      isRunning: () => true
+    }
+    const probing = new Probing(host, { probeExtraCount: 2, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: 0, probeNearLane: false, probeDetour })
+    const pings = (): PeerId[] => sent.filter((s) => s.msg.t === 'ping').map((s) => s.to)
+    const answerLast = (now: number): number => {
+      const ping = [...sent].reverse().find((s) => s.msg.t === 'ping') as { to: PeerId, msg: Message }
+      // p00 is near (0.3 ms); everyone else is far (6 ms).
+      const rtt = ping.to === 'p00' ? 0.3 : 6
+      probing.onPong(now + rtt, ping.to, (ping.msg as { nonce: number }).nonce)
+      const req = [...sent].reverse().find((s) => s.msg.t === 'probe-req') as { to: PeerId, msg: Message }
+      probing.onReply(now + 2 * rtt, ping.to, { t: 'probe-rep', nonce: (req.msg as { nonce: number }).nonce, trees: [], padding: 1000 })
+      return now + 2 * rtt
+    }
+    return { probing, pings, answerLast }
+  }
+
+  it('when a burst ends, each root reached through a detour is probed once', () => {
+    const detours = new Set<PeerId>(['p20', 'p25'])
+    const h = detourHarness(detours)
+    h.probing.pinged(-1, 'p00')
+    h.probing.requested(-0.7, 'p00') // a near peer at 0.3 ms: "far" is 1.2 ms and more
+    h.probing.trigger(0)
+    let now = 0
+    for (let i = 0; i < 10 && h.probing.isProbing; i++) now = h.answerLast(now)
+    const pings = h.pings()
+    // Two burst probes (random picks), then one probe of each detour root, then nothing.
+    expect(pings).toHaveLength(4)
+    expect(new Set(pings.slice(2))).toEqual(new Set(['p20', 'p25']))
+    expect(h.probing.isProbing).toBe(false)
+    // A detour seen again in the same burst is not probed again; one that went away by
+    // itself is not probed at all.
+    h.probing.detourSeen(now, 'p20', 6, 6)
+    expect(h.pings()).toHaveLength(4)
+    detours.delete('p25')
+    h.probing.detourSeen(now, 'p25', 6, 6)
+    expect(h.pings()).toHaveLength(4)
+  })
+
+  it('a detour that appears after the burst is probed at once; near parents and bursts in progress are left alone', () => {
+    const detours = new Set<PeerId>()
+    const h = detourHarness(detours)
+    h.probing.pinged(-1, 'p00')
+    h.probing.requested(-0.7, 'p00')
+    h.probing.trigger(0)
+    let now = 0
+    h.probing.detourSeen(now, 'p07', 6, 6) // during the burst: ignored (the burst's end scans)
+    for (let i = 0; i < 10 && h.probing.isProbing; i++) now = h.answerLast(now)
+    expect(h.pings()).toHaveLength(2)
+    h.probing.detourSeen(now, 'p09', 0.3, 6) // a near parent: no detour
+    h.probing.detourSeen(now, 'p09', 6, 0.5) // a far parent next to the root: no detour
+    expect(h.pings()).toHaveLength(2)
+    detours.add('p11')
+    h.probing.detourSeen(now, 'p11', 6, 6)
+    expect(h.pings()).toEqual([...h.pings().slice(0, 2), 'p11'])
+    h.answerLast(now)
+    expect(h.probing.isProbing).toBe(false)
+  })
+
+  it('off: no probe outside the burst', () => {
+    const detours = new Set<PeerId>(['p20'])
+    const h = detourHarness(detours, false)
+    h.probing.pinged(-1, 'p00')
+    h.probing.requested(-0.7, 'p00')
+    h.probing.trigger(0)
+    let now = 0
+    for (let i = 0; i < 10 && h.probing.isProbing; i++) now = h.answerLast(now)
+    h.probing.detourSeen(now, 'p20', 6, 6)
+    expect(h.pings()).toHaveLength(2)
   })
 })

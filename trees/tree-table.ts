@@ -44,6 +44,11 @@ export interface TreeHost {
   isAlive (peer: PeerId): boolean
   sendOp (to: PeerId, op: TreeOp): void
   parentChanged (kind: TreeKind, root: PeerId, parent: PeerId | null): void
+  /**
+   * This peer took a new parent in its latency tree of `root`, or its parent reported a
+   * larger distance than before: the parent's RTT and distance (see Probing.detourSeen).
+   */
+  latParentDist? (now: number, root: PeerId, parentRttMs: number, parentDistMs: number): void
 }
 
 /** Counters of tree activity. */
@@ -188,6 +193,26 @@ export class TreeTable {
     return max
   }
 
+  /**
+   * Whether this peer's latency tree of `root` runs through a detour: its parent is far
+   * (RTT at least `farRttMs`) and itself at least `farRttMs` from the root.
+   */
+  isDetour (root: PeerId, farRttMs: number): boolean {
+    const st = this.byKind.lat.get(root)
+    if (st === undefined || st.parent === null || st.parent === root) return false
+    return st.parentRttMs >= farRttMs && st.metric - st.parentRttMs >= farRttMs
+  }
+
+  /** Roots of the latency trees this peer reaches through a detour (see isDetour), longest detour first, at most `max`. */
+  detourRoots (farRttMs: number, max: number): PeerId[] {
+    const found: Array<[PeerId, number]> = []
+    for (const st of this.byKind.lat.values()) {
+      if (this.isDetour(st.root, farRttMs)) found.push([st.root, st.metric - st.parentRttMs])
+    }
+    found.sort((a, b) => b[1] - a[1])
+    return found.slice(0, max).map(([root]) => root)
+  }
+
   /** This peer's state for every tree, as carried in a probe reply. */
   probeEntries (): ProbeTreeEntry[] {
     const byRoot = new Map<PeerId, { dist: number, est: number, latChildren: number, bwChildren: number }>()
@@ -286,6 +311,7 @@ export class TreeTable {
         if (st === undefined || st.parent !== from) return
         // lat: the parent's distance; bw: this peer's estimate as the parent computes it,
         // min(est(parent), bw(p,parent) / n_children(parent)), kept fresh as siblings come and go.
+        if (st.kind === 'lat' && op.value + st.parentRttMs > st.metric && from !== op.root) this.host.latParentDist?.(now, op.root, st.parentRttMs, op.value)
         st.metric = st.kind === 'lat' ? op.value + st.parentRttMs : op.value
         this.dirty.add(st)
     }
@@ -395,6 +421,7 @@ export class TreeTable {
     st.parentRttMs = p.rttMs
     st.linkEst = p.linkEst
     st.metric = st.kind === 'lat' ? op.dist + p.rttMs : p.metric
+    if (st.kind === 'lat' && p.candidate !== st.root) this.host.latParentDist?.(now, st.root, p.rttMs, op.dist)
     this.dirty.add(st)
     this.setParent(st, p.candidate)
     st.sentReach = this.freshReach(st)
