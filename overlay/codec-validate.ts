@@ -362,7 +362,11 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     }
     const seg = own(o, 'seg')
     const segment = own(o, 'segment')
-    if (seg === undefined && segment === undefined) return msg
+    if (seg === undefined && segment === undefined) {
+      // Answered by one partial holding the whole array: it must fit one frame.
+      if (msg.length > f.maxPartialLength) bad('length', `${msg.length} elements do not fit one frame unsegmented (at most ${f.maxPartialLength})`)
+      return msg
+    }
     const size = f.int(segment, 'segment', 1, f.maxPartialLength)
     // The segment must exist: k * segment < length.
     return { ...msg, seg: f.int(seg, 'seg', 0, Math.max(0, Math.ceil(msg.length / size) - 1)), segment: size }

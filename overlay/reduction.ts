@@ -91,6 +91,12 @@ interface Red {
   pullRounds: number
 }
 
+/**
+ * Longest array a single partial may carry whole: reduceSegmentBytes is at most 1 MiB, and
+ * the wire's frames carry 1 MiB + 64 KiB. Longer arrays are pulled and answered per segment.
+ */
+export const MAX_UNSEGMENTED_LENGTH = (1024 * 1024) / 8
+
 /** The start of a reduction: arrays longer than one segment of `segmentBytes` travel in segments. */
 export function reduceStart (op: string, rootVnode: number, length: number, segmentBytes: number): ReduceStart {
   const segment = Math.max(1, Math.floor(segmentBytes / 8))
@@ -242,6 +248,8 @@ export class Reductions {
 
   /** The root asks for contributions of virtual nodes it is missing. */
   onPull (msg: PullMessage, maxHops: number): void {
+    // An unsegmented answer is one partial: it must fit one frame.
+    if ((msg.seg === undefined || msg.segment === undefined) && msg.length > MAX_UNSEGMENTED_LENGTH) { this.host.reject('bad-pull'); return }
     const owned = this.host.owned()
     const mine = msg.want.intersection(owned)
     const start: ReduceStart = { op: msg.op, rootVnode: 0, length: msg.length }
@@ -403,7 +411,8 @@ export class Reductions {
     const all = IntervalSet.range(0, this.host.vnodeCount())
     const missing = r.segs.map((s) => all.difference(s.covered).difference(inProgress))
     const first = missing[0] as IntervalSet
-    const uniform = missing.every((m) => m.equals(first))
+    // A whole array answers in one partial, so only while it fits one frame.
+    const uniform = missing.every((m) => m.equals(first)) && (r.segs.length === 1 || r.start.length <= MAX_UNSEGMENTED_LENGTH)
     const owned = this.host.owned()
     const groups: Array<{ seg: number | undefined, want: IntervalSet }> = uniform ? [{ seg: undefined, want: first }] : missing.map((want, seg) => ({ seg, want }))
     for (const { seg, want } of groups) {

@@ -569,6 +569,25 @@ describe('TreecastCore: long reductions', () => {
     for (const c of loop.cores.values()) expect(c.stats.rejected).toEqual({})
   })
 
+  // Fixed bug (found in review), kept as a regression test: when every segment missed the
+  // same virtual nodes the root pulled the whole array in one request, answered by one
+  // partial of 2 MiB that no frame carries: every answer was dropped and the reduction
+  // never ended. Longer arrays are now pulled per segment.
+  it('an array longer than one frame whose root must pull completes over the wire codec', () => {
+    const loop = settled(30, { ...line, wire: true }, names)
+    const id = loop.input('p0', (c) => c.reduce(loop.now, { op: 'sum', length: 1 << 18 }))
+    loop.run(20)
+    loop.crash('p5')
+    loop.runUntil(() => loop.outputs('reduced').length > 0 || loop.outputs('reduce-failed').length > 0, 120_000, 'reduced')
+    const out = loop.outputs('reduced')[0]?.out as Extract<Output, { type: 'reduced' }> | undefined
+    expect(out?.id).toBe(id)
+    expect(out?.covered.equals(IntervalSet.range(0, 30))).toBe(true)
+    expect(out?.value[0]).toBe(30 * 31 / 2)
+    let pulls = 0
+    for (const c of loop.cores.values()) pulls += c.reductions.stats.pulls
+    expect(pulls).toBeGreaterThan(0)
+  })
+
   it('a partial that takes longer to move than the timeout is waited for, not turned into late forwards', () => {
     // 131072 elements: a 1 MiB partial takes ~100 ms per hop on these 10 MB/s links, far past
     // the reduction timeout (2x the largest distance to a root, a few ms). Receivers that
@@ -819,6 +838,15 @@ describe('TreecastCore: crash', () => {
 })
 
 describe('TreecastCore: remote garbage is counted, never thrown', () => {
+  it('an unsegmented pull for more than one frame can carry is refused before anything is computed', () => {
+    const loop = settled(10)
+    const c = loop.core('p0')
+    const before = c.stats.rejected['bad-pull'] ?? 0
+    c.handle(loop.now, 'p1', { t: 'pull', id: 'x/0.1', root: 'p1', op: 'sum', length: 1 << 18, want: IntervalSet.range(0, 10), hops: 0 })
+    expect(c.stats.rejected['bad-pull']).toBe(before + 1)
+    expect(loop.sent.some((m) => m.from === 'p0' && m.message.t === 'partial')).toBe(false)
+  })
+
   it('messages from many unknown sender ids leave no state per sender behind', () => {
     const loop = settled(10)
     const c = loop.core('p0')

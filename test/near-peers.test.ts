@@ -112,7 +112,7 @@ function probingHarness (nearFraction: number, randomValues: () => number, nearL
     detourRoots: () => [],
     isRunning: () => true
   }
-  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: true }), sent, judged }
+  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: false }), sent, judged }
 }
 
 /** Answers the probe in flight: peers p00-p09 are near (0.3 ms), the rest far (6 ms). */
