@@ -126,7 +126,7 @@ export interface CoreInit {
    * times its nearest peer's) that is itself at least that far from the root. 003's rules
    * with the tie-break then move it to the direct path. fig6 (201 peers, 003's schedule):
    * 1-byte broadcasts 0.93-0.97x MagPIe-like instead of up to 1.61x; but fig9's rejoin is
-   * repaired in 1.99 s instead of 1.58 s and its broadcasts after the leave slow down
+   * repaired in 2.00 s instead of 1.58 s and its broadcasts after the leave slow down
    * (EXPERIMENTS.md): off by default. @default false
    */
   probeDetour?: boolean

@@ -137,6 +137,8 @@ export class Probing {
   trigger (now: number): void {
     this.schedule.trigger()
     this.near.newBurst()
+    // A new burst probes anyway, and its end scans every tree again.
+    this.detours.length = 0
     this.detoursAsked.clear()
     this.next(now)
   }
@@ -247,6 +249,7 @@ export class Probing {
     const farMs = DETOUR_RTT_FACTOR * this.near.nearestRtt((p) => this.host.isAlive(p))
     if (!Number.isFinite(farMs)) return
     for (const root of this.host.detourRoots(farMs, MAX_DETOURS)) {
+      if (this.detours.length >= MAX_DETOURS) break
       if (this.detoursAsked.has(root)) continue
       this.detoursAsked.add(root)
       this.detours.push(root)

@@ -302,6 +302,21 @@ describe('Probing: detour probes (probeDetour)', () => {
     expect(h.probing.isProbing).toBe(false)
   })
 
+  it('the queue of detour roots stays bounded when bursts keep interrupting it', () => {
+    const detours = new Set<PeerId>(Array.from({ length: 29 }, (_, i) => `p${String(i + 1).padStart(2, '0')}`))
+    const h = detourHarness(detours)
+    h.probing.pinged(-1, 'p00')
+    h.probing.requested(-0.7, 'p00')
+    const queue = (): number => (h.probing as unknown as { detours: PeerId[] }).detours.length
+    let now = 0
+    for (let burst = 0; burst < 20; burst++) {
+      h.probing.trigger(now)
+      // The burst's 2 probes, then one detour probe; a new burst interrupts the rest.
+      for (let i = 0; i < 3; i++) now = h.answerLast(now)
+      expect(queue()).toBeLessThanOrEqual(29)
+    }
+  })
+
   it('off: no probe outside the burst', () => {
     const detours = new Set<PeerId>(['p20'])
     const h = detourHarness(detours, false)

@@ -156,6 +156,8 @@ class TreeNet {
   /** Every op ever sent, in order. */
   readonly log: Sent[] = []
   readonly changes: Array<{ peer: PeerId, kind: TreeKind, root: PeerId, parent: PeerId | null }> = []
+  /** latParentDist calls, with what isDetour(root, 5) said during the call. */
+  readonly parentDists: Array<{ peer: PeerId, root: PeerId, rttMs: number, distMs: number, detourNow: boolean }> = []
   now = 0
 
   constructor (peers: readonly PeerId[], readonly lockTimeoutMs = 1000) {
@@ -174,7 +176,8 @@ class TreeNet {
           if (l === undefined) { l = []; this.links.set(key, l) }
           l.push(s)
         },
-        parentChanged: (kind, root, parent) => { this.changes.push({ peer: p, kind, root, parent }) }
+        parentChanged: (kind, root, parent) => { this.changes.push({ peer: p, kind, root, parent }) },
+        latParentDist: (_now, root, rttMs, distMs) => { this.parentDists.push({ peer: p, root, rttMs, distMs, detourNow: this.t(p).isDetour(root, 5) }) }
       }
       this.tables.set(p, new TreeTable(host, lockTimeoutMs))
     })
@@ -732,6 +735,27 @@ describe('TreeTable: reach, metrics, departures', () => {
     expect(net.t('b').get('lat', 'r')?.metric).toBe(14)
     // bw: the rate from the root is capped by every link on the way.
     expect(net.t('b').get('bw', 'r')?.metric).toBeLessThanOrEqual(net.t('a').get('bw', 'r')?.metric ?? 0)
+  })
+
+  it('detours: reported after a new parent or a grown distance, with the tree already updated', () => {
+    const net = new TreeNet(['r', 'a', 'b'])
+    net.build('r', [['a', 'r'], ['b', 'a']], 10)
+    // a's parent is the root: nothing reported for a; b's parent a is 10 ms away and 10 ms from r.
+    expect(net.parentDists.map((d) => [d.peer, d.root, d.rttMs, d.distMs, d.detourNow])).toEqual([['b', 'r', 10, 10, true]])
+    expect(net.t('b').detourRoots(5, 8)).toEqual(['r'])
+    expect(net.t('b').isDetour('r', 11)).toBe(false)
+    expect(net.t('a').isDetour('r', 5)).toBe(false)
+    // a's RTT to r grows (re-measured): b hears a larger distance and reports it.
+    net.parentDists.length = 0
+    net.judge('a', 'r', 30, 1e6)
+    net.drain()
+    expect(net.t('b').get('lat', 'r')?.metric).toBe(40)
+    expect(net.parentDists.map((d) => [d.peer, d.distMs, d.detourNow])).toEqual([['b', 30, true]])
+    // A distance that shrinks is not reported.
+    net.parentDists.length = 0
+    net.judge('a', 'r', 4, 1e6)
+    net.drain()
+    expect(net.parentDists).toEqual([])
   })
 
   it('peerGone orphans the trees the peer parented and drops it as a child', () => {

@@ -311,9 +311,13 @@ export class TreeTable {
         if (st === undefined || st.parent !== from) return
         // lat: the parent's distance; bw: this peer's estimate as the parent computes it,
         // min(est(parent), bw(p,parent) / n_children(parent)), kept fresh as siblings come and go.
-        if (st.kind === 'lat' && op.value + st.parentRttMs > st.metric && from !== op.root) this.host.latParentDist?.(now, op.root, st.parentRttMs, op.value)
-        st.metric = st.kind === 'lat' ? op.value + st.parentRttMs : op.value
-        this.dirty.add(st)
+        {
+          const rose = st.kind === 'lat' && op.value + st.parentRttMs > st.metric && from !== op.root
+          st.metric = st.kind === 'lat' ? op.value + st.parentRttMs : op.value
+          this.dirty.add(st)
+          // After the update: the host may probe at once and read this tree's new state.
+          if (rose) this.host.latParentDist?.(now, op.root, st.parentRttMs, op.value)
+        }
     }
   }
 
@@ -421,12 +425,12 @@ export class TreeTable {
     st.parentRttMs = p.rttMs
     st.linkEst = p.linkEst
     st.metric = st.kind === 'lat' ? op.dist + p.rttMs : p.metric
-    if (st.kind === 'lat' && p.candidate !== st.root) this.host.latParentDist?.(now, st.root, p.rttMs, op.dist)
     this.dirty.add(st)
     this.setParent(st, p.candidate)
     st.sentReach = this.freshReach(st)
     this.host.sendOp(p.candidate, { op: 'adopt', kind: st.kind, root: st.root, reach: st.sentReach, bw: p.bw })
     if (old !== null && old !== p.candidate) this.host.sendOp(old, { op: 'detach', kind: st.kind, root: st.root })
+    if (st.kind === 'lat' && p.candidate !== st.root) this.host.latParentDist?.(now, st.root, p.rttMs, op.dist)
   }
 
   /** A lock or a former child is answered: forget it in the tree, or in its tombstone. */
