@@ -32,6 +32,9 @@ export const ORPHAN_VERSION_STEP = 1
 /** Joiners a contact passes new facts on to at most (the most recent ones). */
 export const MAX_RECENT_JOINERS = 256
 
+/** Guesses remembered (see OwnershipEngine `guesses`); the oldest is forgotten past it. */
+export const MAX_GUESSES = 256
+
 /** Orphan records remembered per assignee (rememberOrphan); older ones are forgotten. */
 export const MAX_ORPHAN_RECORDS = 64
 
@@ -81,10 +84,11 @@ export class OwnershipEngine {
   /**
    * Virtual nodes whose record in this view is a successor this peer computed for another
    * peer (takeOver with someone else as successor) and that no claim heard since has
-   * replaced. Nobody told that successor; a hand-off from a peer that really held such a
-   * range beats the guess (onHandoff).
+   * replaced, each with the version of the record the guess replaced. Nobody told that
+   * successor; a hand-off from a peer that really held such a range, newer than what the
+   * guess was built on, beats the guess (onHandoff). At most MAX_GUESSES (oldest dropped).
    */
-  private guessed = IntervalSet.EMPTY
+  private readonly guesses: Array<{ ranges: IntervalSet, baseVersion: number }> = []
 
   constructor (private readonly host: OwnershipHost) {}
 
@@ -250,7 +254,11 @@ export class OwnershipEngine {
     if (succ === undefined) return
     const record: OwnershipRecord = { ranges, owner: succ, version: view.maxVersionIn(ranges) + step, ownerIncarnation: members.incarnationOf(succ) }
     const won = view.apply(record)
-    this.guessed = succ === self ? this.guessed.difference(won) : this.guessed.union(won)
+    if (succ === self) this.unguess(won)
+    else if (!won.isEmpty) {
+      this.guesses.push({ ranges: won, baseVersion: record.version - step })
+      if (this.guesses.length > MAX_GUESSES) this.guesses.shift()
+    }
     if (succ !== self && step === ORPHAN_VERSION_STEP) this.rememberOrphan(succ, record)
     if (succ === self) {
       this.setOwned(this.ownedValue.union(ranges), 'takeover')
@@ -363,13 +371,15 @@ export class OwnershipEngine {
     // it away in its own view). The sender's word is final: claim it above every version
     // known here, and tell everyone.
     // Likewise where the record lost to a successor this view guessed itself (see
-    // `guessed`): a snapshot that was stale, then restarts learnt one after the other, can
+    // `guesses`): a snapshot that was stale, then restarts learnt one after the other, can
     // stack guesses above the versions of the real claims. The sender held it; a guess
-    // named a peer that may not even know.
+    // named a peer that may not even know. Not where the hand-off is no newer than the
+    // record the guess replaced: then it is a late one, about a range that moved since.
+    const guessedBefore = this.guessedBelow(msg.record.version)
     let reclaim = IntervalSet.EMPTY
     for (const [owner, part] of view.partition(msg.record.ranges)) {
       if (owner === self || from === self) continue
-      reclaim = reclaim.union(owner === from ? part : part.intersection(this.guessed))
+      reclaim = reclaim.union(owner === from ? part : part.intersection(guessedBefore))
     }
     if (!reclaim.isEmpty) {
       const claim: OwnershipRecord = { ranges: reclaim, owner: self, version: view.maxVersionIn(reclaim) + CLAIM_VERSION_STEP, ownerIncarnation: this.host.incarnation() }
@@ -402,9 +412,25 @@ export class OwnershipEngine {
    * this view guessed ties with the guess), so it is no guess any more.
    */
   private heard (rec: OwnershipRecord): void {
-    if (this.guessed.isEmpty) return
-    const named = this.host.view.partition(rec.ranges.intersection(this.guessed)).get(rec.owner)
-    if (named !== undefined) this.guessed = this.guessed.difference(named)
+    if (this.guesses.length === 0) return
+    const named = this.host.view.partition(rec.ranges).get(rec.owner)
+    if (named !== undefined) this.unguess(named)
+  }
+
+  private unguess (set: IntervalSet): void {
+    if (set.isEmpty) return
+    for (let i = this.guesses.length - 1; i >= 0; i--) {
+      const g = this.guesses[i] as { ranges: IntervalSet, baseVersion: number }
+      g.ranges = g.ranges.difference(set)
+      if (g.ranges.isEmpty) this.guesses.splice(i, 1)
+    }
+  }
+
+  /** Guessed virtual nodes whose guess replaced a record older than `version`. */
+  private guessedBelow (version: number): IntervalSet {
+    let out = IntervalSet.EMPTY
+    for (const g of this.guesses) if (g.baseVersion < version) out = out.union(g.ranges)
+    return out
   }
 
   /** Sets the owned virtual nodes and outputs the change (always for 'initial'). */

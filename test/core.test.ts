@@ -823,6 +823,18 @@ describe('TreecastCore: crash', () => {
     q0.handle(q.now, 'p4', { t: 'handoff', record: { ranges: q2, owner: 'p0', version: 1000, ownerIncarnation: 0 }, delivered: [] })
     expect(q0.ownedSet.equals(qBefore)).toBe(true)
     expect(q0.view.ownerOf(q2.min as number)).toBe('p3')
+
+    // A late hand-off, older than the record the guess replaced, does not beat the guess.
+    const w = settled()
+    const w0 = w.core('p0')
+    const w2 = w0.view.rangesOf('p2')
+    const wBefore = w0.ownedSet
+    w0.handle(w.now, 'p2', { t: 'facts', vnodeCount: 23, members: [], records: [{ ranges: w2, owner: 'p2', version: 2000, ownerIncarnation: 0 }], welcome: false })
+    w0.handle(w.now, 'p1', { t: 'facts', vnodeCount: 23, members: [{ peer: 'p2', incarnation: 1, status: 'alive' }], records: [], welcome: false })
+    expect(w0.view.versionOf(w2.min as number)).toBe(3000)
+    w0.handle(w.now, 'p4', { t: 'handoff', record: { ranges: w2, owner: 'p0', version: 1000, ownerIncarnation: 0 }, delivered: [] })
+    expect(w0.ownedSet.equals(wBefore)).toBe(true)
+    expect(w0.view.ownerOf(w2.min as number)).toBe('p3')
   })
 
   it('a reduction started after a crash covers every virtual node', () => {
