@@ -9,6 +9,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
 import { initialAssignment } from '../virtual-nodes/assignment.ts'
 import { TreeTable } from '../trees/tree-table.ts'
+import { detourRoots, isDetour } from '../trees/detours.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
 import { resolveCoreConfig, type CoreConfig, type CoreInit } from './config.ts'
 import { InvalidArgumentError, NotRunningError } from './errors.ts'
@@ -151,8 +152,8 @@ export class TreecastCore {
       setTimer: (at, kind) => this.timers.add(at, kind),
       judged: (now, cand, rtt, bw, entries) => { this.trees.judge(now, cand, rtt, bw, entries) },
       parentlessCount: () => this.trees.parentlessCount(),
-      isDetour: (root, far) => this.trees.isDetour(root, far),
-      detourRoots: (far, max) => this.trees.detourRoots(far, max),
+      isDetour: (root, far) => isDetour(this.trees, root, far),
+      detourRoots: (far, max) => detourRoots(this.trees, far, max),
       isRunning: () => this.stateValue === 'running'
     }, this.config)
     this.ownership = new OwnershipEngine({

@@ -10,6 +10,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC } from '../trees/parent-rules.ts'
 import { ProbeSchedule } from '../trees/probe-schedule.ts'
 import { TreeTable, type TreeHost } from '../trees/tree-table.ts'
+import { detourRoots, isDetour } from '../trees/detours.ts'
 import { TREE_KINDS, treeKey, type TreeKind } from '../trees/tree-kind.ts'
 import type { ProbeTreeEntry, TreeOp } from '../overlay/messages.ts'
 
@@ -177,7 +178,7 @@ class TreeNet {
           l.push(s)
         },
         parentChanged: (kind, root, parent) => { this.changes.push({ peer: p, kind, root, parent }) },
-        latParentDist: (_now, root, rttMs, distMs) => { this.parentDists.push({ peer: p, root, rttMs, distMs, detourNow: this.t(p).isDetour(root, 5) }) }
+        latParentDist: (_now, root, rttMs, distMs) => { this.parentDists.push({ peer: p, root, rttMs, distMs, detourNow: isDetour(this.t(p), root, 5) }) }
       }
       this.tables.set(p, new TreeTable(host, lockTimeoutMs))
     })
@@ -742,9 +743,9 @@ describe('TreeTable: reach, metrics, departures', () => {
     net.build('r', [['a', 'r'], ['b', 'a']], 10)
     // a's parent is the root: nothing reported for a; b's parent a is 10 ms away and 10 ms from r.
     expect(net.parentDists.map((d) => [d.peer, d.root, d.rttMs, d.distMs, d.detourNow])).toEqual([['b', 'r', 10, 10, true]])
-    expect(net.t('b').detourRoots(5, 8)).toEqual(['r'])
-    expect(net.t('b').isDetour('r', 11)).toBe(false)
-    expect(net.t('a').isDetour('r', 5)).toBe(false)
+    expect(detourRoots(net.t('b'), 5, 8)).toEqual(['r'])
+    expect(isDetour(net.t('b'), 'r', 11)).toBe(false)
+    expect(isDetour(net.t('a'), 'r', 5)).toBe(false)
     // a's RTT to r grows (re-measured): b hears a larger distance and reports it.
     net.parentDists.length = 0
     net.judge('a', 'r', 30, 1e6)

@@ -193,26 +193,6 @@ export class TreeTable {
     return max
   }
 
-  /**
-   * Whether this peer's latency tree of `root` runs through a detour: its parent is far
-   * (RTT at least `farRttMs`) and itself at least `farRttMs` from the root.
-   */
-  isDetour (root: PeerId, farRttMs: number): boolean {
-    const st = this.byKind.lat.get(root)
-    if (st === undefined || st.parent === null || st.parent === root) return false
-    return st.parentRttMs >= farRttMs && st.metric - st.parentRttMs >= farRttMs
-  }
-
-  /** Roots of the latency trees this peer reaches through a detour (see isDetour), longest detour first, at most `max`. */
-  detourRoots (farRttMs: number, max: number): PeerId[] {
-    const found: Array<[PeerId, number]> = []
-    for (const st of this.byKind.lat.values()) {
-      if (this.isDetour(st.root, farRttMs)) found.push([st.root, st.metric - st.parentRttMs])
-    }
-    found.sort((a, b) => b[1] - a[1])
-    return found.slice(0, max).map(([root]) => root)
-  }
-
   /** This peer's state for every tree, as carried in a probe reply. */
   probeEntries (): ProbeTreeEntry[] {
     const byRoot = new Map<PeerId, { dist: number, est: number, latChildren: number, bwChildren: number }>()
