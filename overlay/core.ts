@@ -11,13 +11,13 @@ import { initialAssignment } from '../virtual-nodes/assignment.ts'
 import { TreeTable } from '../trees/tree-table.ts'
 import { detourRoots, isDetour } from '../trees/detours.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
-import { resolveCoreConfig, type CoreConfig, type CoreInit } from './config.ts'
+import { resolveCoreConfig, type CoreConfig } from './config.ts'
 import { InvalidArgumentError, NotRunningError } from './errors.ts'
 import { Membership } from './membership.ts'
 import type { FactsMessage, Message, StreamMode, TreeOp } from './messages.ts'
 import type { Output } from './outputs.ts'
 import { OwnershipEngine } from './ownership-engine.ts'
-import { OpRegistry, type CombineFn } from './reduce-ops.ts'
+import { OpRegistry } from './reduce-ops.ts'
 import { reduceStart, Reductions, type ContributeFn } from './reduction.ts'
 import { planCombine } from './combine-plan.ts'
 import { Streams, type Transfer } from './streams.ts'
@@ -26,33 +26,13 @@ import { chunkPayload } from './payload.ts'
 import { Probing } from './probing.ts'
 import { Liveness } from './liveness.ts'
 import { PreJoinBuffer } from './pre-join-buffer.ts'
+import type { CoreParams, CoreState, CoreStats } from './core-params.ts'
 
 export { CLAIM_VERSION_STEP, JOINER_FORWARD_MS, MAX_ORPHAN_RECORDS, MAX_RECENT_JOINERS, ORPHAN_VERSION_STEP } from './ownership-engine.ts'
 
 export { MAX_PRE_JOIN_BYTES, MAX_PRE_JOIN_MESSAGES } from './pre-join-buffer.ts'
 
-/** The lifecycle of a core. */
-export type CoreState = 'idle' | 'joining' | 'running' | 'leaving' | 'left' | 'evicted'
-
-/** What a core is built from. */
-export interface CoreParams {
-  /** This peer's id. */
-  readonly self: PeerId
-  /** Uniform random numbers in [0,1): the only source of randomness. */
-  readonly random: () => number
-  /** The application's contribution to reductions, per set of owned virtual nodes. */
-  readonly contribute?: ContributeFn
-  /** Custom reduction operations by name. */
-  readonly ops?: Readonly<Record<string, CombineFn>>
-  readonly config?: CoreInit
-}
-
-/** Counters of one core. */
-export interface CoreStats {
-  rejected: Record<string, number>
-  probes: number
-  messagesOut: number
-}
+export type { CoreParams, CoreState, CoreStats } from './core-params.ts'
 
 /** One peer's protocol core. */
 export class TreecastCore {
