@@ -156,7 +156,7 @@ export class Probing {
    */
   detourSeen (now: number, root: PeerId, parentRttMs: number, parentDistMs: number): void {
     if (!this.cfg.probeDetour || !this.host.isRunning() || this.schedule.isActive || this.detoursAsked.has(root)) return
-    const farMs = DETOUR_RTT_FACTOR * this.near.nearestRtt((p) => this.host.isAlive(p))
+    const farMs = this.farRttMs()
     if (!(parentRttMs >= farMs) || !(parentDistMs >= farMs)) return
     if (this.detours.length >= MAX_DETOURS) this.detoursAsked.delete(this.detours.shift() as PeerId)
     this.detoursAsked.add(root)
@@ -243,10 +243,15 @@ export class Probing {
     return others.length === 0 || others.some((p) => p !== busy)
   }
 
+  /** RTT from which a parent counts as far: DETOUR_RTT_FACTOR times the nearest live peer's (Infinity when none is known). */
+  private farRttMs (): number {
+    return DETOUR_RTT_FACTOR * this.near.nearestRtt((p) => this.host.isAlive(p))
+  }
+
   /** A burst ended: every detour its trees were left with is queued for one probe (probeDetour). */
   private burstEnded (): void {
     if (!this.cfg.probeDetour) return
-    const farMs = DETOUR_RTT_FACTOR * this.near.nearestRtt((p) => this.host.isAlive(p))
+    const farMs = this.farRttMs()
     if (!Number.isFinite(farMs)) return
     for (const root of this.host.detourRoots(farMs, MAX_DETOURS)) {
       if (this.detours.length >= MAX_DETOURS) break
@@ -258,7 +263,7 @@ export class Probing {
 
   /** The next detour root to probe (see `detourSeen`), or undefined. */
   private takeDetour (busy: PeerId | undefined): PeerId | undefined {
-    const farMs = DETOUR_RTT_FACTOR * this.near.nearestRtt((p) => this.host.isAlive(p))
+    const farMs = this.farRttMs()
     while (this.detours.length > 0) {
       const root = this.detours.shift() as PeerId
       if (root !== busy && this.host.isAlive(root) && this.host.isDetour(root, farMs)) return root
