@@ -11,7 +11,7 @@ import type { DeliveredState } from '../virtual-nodes/handoff.ts'
 import { TREE_KINDS } from '../trees/tree-kind.ts'
 import { WIRE_VERSION } from './messages.ts'
 import type {
-  CombinePlan, MemberFact, MemberStatus, Message, MessageType, NearHint, PartialMessage, ProbeTreeEntry, PullMessage, ReduceStart, StreamMode, StreamOpen, TreeOp
+  CollectiveShape, CombinePlan, MemberFact, MemberStatus, Message, MessageType, NearHint, PartialMessage, ProbeTreeEntry, PullMessage, ReduceStart, StreamMode, StreamOpen, TreeOp
 } from './messages.ts'
 import { MAX_NEAR_HINTS } from './near-peers.ts'
 import { WireError } from './wire-errors.ts'
@@ -270,6 +270,17 @@ class Fields {
     return combine === undefined ? withReduce : { ...withReduce, combine: this.combinePlan(combine, `${path}.combine`) }
   }
 
+  /** A collective reduction's `[length]` or `[length, segment]`: the same limits as a start's. */
+  collectiveShape (x: unknown, path: string): CollectiveShape {
+    if (!Array.isArray(x) || x.length < 1 || x.length > 2) return bad(path, 'expected [length] or [length, segment]')
+    const length = this.int(x[0], `${path}[0]`, 1, this.maxReduceLength)
+    if (x.length === 1) {
+      if (length > this.maxPartialLength) bad(`${path}[0]`, `${length} elements do not fit one frame unsegmented (at most ${this.maxPartialLength})`)
+      return { length }
+    }
+    return { length, segment: this.int(x[1], `${path}[1]`, 1, this.maxPartialLength) }
+  }
+
   combinePlan (x: unknown, path: string): CombinePlan {
     const o = this.map(x, path)
     const extra = this.set(own(o, 'extra'), `${path}.extra`)
@@ -350,16 +361,21 @@ const READERS: { readonly [T in MessageType]: Reader } = {
       value: f.float64s(own(o, 'value'), 'value')
     }
     const seg = own(o, 'seg')
-    return seg === undefined ? msg : { ...msg, seg: f.int(seg, 'seg', 0, f.maxReduceLength) }
+    const withSeg = seg === undefined ? msg : { ...msg, seg: f.int(seg, 'seg', 0, f.maxReduceLength) }
+    const coll = own(o, 'coll')
+    return coll === undefined ? withSeg : { ...withSeg, coll: f.collectiveShape(coll, 'coll') }
   },
   pull: (o, f) => {
-    const msg: PullMessage = {
+    const base: PullMessage = {
       t: 'pull',
       ...reduction(o, f),
       length: f.int(own(o, 'length'), 'length', 0, f.maxReduceLength),
       want: f.set(own(o, 'want'), 'want'),
       hops: f.int(own(o, 'hops'), 'hops')
     }
+    const coll = own(o, 'coll')
+    if (coll !== undefined && coll !== true) bad('coll', 'expected true when present')
+    const msg: PullMessage = coll === true ? { ...base, coll: true } : base
     const seg = own(o, 'seg')
     const segment = own(o, 'segment')
     if (seg === undefined && segment === undefined) {

@@ -137,12 +137,14 @@ function fieldsWire (msg: Message): Record<string, unknown> {
     case 'partial': {
       const out: Record<string, unknown> = { id: msg.id, root: msg.root, op: msg.op, covered: setBytes(msg.covered), value: float64ToBytes(msg.value) }
       if (msg.seg !== undefined) out.seg = msg.seg
+      if (msg.coll !== undefined) out.coll = msg.coll.segment === undefined ? [msg.coll.length] : [msg.coll.length, msg.coll.segment]
       return out
     }
     case 'reduce-ack': return { id: msg.id, root: msg.root, part: setBytes(msg.part) }
     case 'pull': {
       const out: Record<string, unknown> = { id: msg.id, root: msg.root, op: msg.op, length: msg.length, want: setBytes(msg.want), hops: msg.hops }
       if (msg.seg !== undefined && msg.segment !== undefined) { out.seg = msg.seg; out.segment = msg.segment }
+      if (msg.coll === true) out.coll = true
       return out
     }
   }
@@ -274,11 +276,13 @@ function fieldsSize (msg: Message): number {
       (msg.open === undefined ? 0 : str('open') + openSize(msg.open))
     case 'ack': return kn('stream', msg.stream) + (msg.away === true ? kbool('away') : 0)
     case 'partial': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kset('covered', msg.covered) +
-      str('value') + bytes(msg.value.byteLength) + (msg.seg === undefined ? 0 : kn('seg', msg.seg))
+      str('value') + bytes(msg.value.byteLength) + (msg.seg === undefined ? 0 : kn('seg', msg.seg)) +
+      (msg.coll === undefined ? 0 : str('coll') + 1 + num(msg.coll.length) + (msg.coll.segment === undefined ? 0 : num(msg.coll.segment)))
     case 'reduce-ack': return ks('id', msg.id) + ks('root', msg.root) + kset('part', msg.part)
     case 'pull': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kn('length', msg.length) +
       kset('want', msg.want) + kn('hops', msg.hops) +
-      (msg.seg === undefined || msg.segment === undefined ? 0 : kn('seg', msg.seg) + kn('segment', msg.segment))
+      (msg.seg === undefined || msg.segment === undefined ? 0 : kn('seg', msg.seg) + kn('segment', msg.segment)) +
+      (msg.coll === true ? kbool('coll') : 0)
   }
 }
 

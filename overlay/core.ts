@@ -20,6 +20,7 @@ import { OwnershipEngine } from './ownership-engine.ts'
 import { OpRegistry } from './reduce-ops.ts'
 import { reduceStart, Reductions, type ContributeFn } from './reduction.ts'
 import { planCombine } from './combine-plan.ts'
+import { checkCollective, checkCollectiveState, checkReduceArgs, claimFresh, latRoute, type CollectiveInit } from './collective.ts'
 import { Streams, type Transfer } from './streams.ts'
 import { TimerQueue } from './timer-queue.ts'
 import { chunkPayload } from './payload.ts'
@@ -29,9 +30,7 @@ import { PreJoinBuffer } from './pre-join-buffer.ts'
 import type { CoreParams, CoreState, CoreStats } from './core-params.ts'
 
 export { CLAIM_VERSION_STEP, JOINER_FORWARD_MS, MAX_ORPHAN_RECORDS, MAX_RECENT_JOINERS, ORPHAN_VERSION_STEP } from './ownership-engine.ts'
-
 export { MAX_PRE_JOIN_BYTES, MAX_PRE_JOIN_MESSAGES } from './pre-join-buffer.ts'
-
 export type { CoreParams, CoreState, CoreStats } from './core-params.ts'
 
 /** One peer's protocol core. */
@@ -79,7 +78,7 @@ export class TreecastCore {
       owned: () => this.ownership.owned,
       isAlive: (p) => this.members.isAlive(p),
       sendOp: (to, op) => this.sendOp(to, op),
-      parentChanged: (kind, root, parent) => this.treeChanged(kind, root, parent),
+      parentChanged: (kind, root, parent) => { this.out.push({ type: 'tree', kind, root, parent }) },
       latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) }
     }, this.config.lockTimeoutMs, this.config.tieTolerance)
     this.streams = new Streams({
@@ -117,11 +116,13 @@ export class TreecastCore {
       send: (to, m) => { if (to === this.self) this.reject('send-to-self'); else this.deferred.push({ type: 'send', to, message: m }) },
       contribute: (id, start, v) => this.contributeFn(id, start, v),
       ops: this.ops,
-      timeoutMs: () => this.reduceTimeoutMs(),
+      timeoutMs: () => Math.max(this.config.reduceTimeoutMinMs, this.config.reduceTimeoutFactor * this.trees.maxDistMs()),
       setTimer: (at, id) => this.timers.add(at, 'reduce', id),
       reduced: (id, value, covered, startedAt) => this.out.push({ type: 'reduced', id, value, covered, startedAt }),
       failed: (id, missing) => this.out.push({ type: 'reduce-failed', id, missing }),
-      reject: (r) => this.reject(r)
+      reject: (r) => this.reject(r),
+      route: (root) => latRoute(this.trees, (p) => this.members.isAlive(p), root),
+      claim: (id, v) => claimFresh(this.streams.delivered, id, v)
     }, this.config.reduceRetryMs, this.config.reduceMaxDurationMs)
     this.probing = new Probing({
       self: this.self,
@@ -265,14 +266,30 @@ export class TreecastCore {
   /** Starts a reduction rooted at this peer; the result is output as `reduced`. */
   reduce (now: number, opts: { op: string, length: number }): string {
     this.expectState('running')
-    if (!this.ops.has(opts.op)) throw new InvalidArgumentError(`unknown reduction operation '${opts.op}'`)
-    if (!Number.isInteger(opts.length) || opts.length < 1 || opts.length > this.config.maxReduceLength) throw new InvalidArgumentError(`length must be an integer in 1..${this.config.maxReduceLength}`)
+    checkReduceArgs(opts.op, opts.length, { op: (op) => this.ops.has(op), maxLength: this.config.maxReduceLength })
     this.now = now
     const id = this.newId()
     const reduce = reduceStart(opts.op, this.ownership.owned.min ?? 0, opts.length, this.config.reduceSegmentBytes)
     this.streams.originate(now, { id, origin: this.self, mode: 'lat', chunkCount: 1, totalBytes: 0, reduce }, IntervalSet.range(0, this.vnodes), [new Uint8Array(0)])
     this.flush(now)
     return id
+  }
+
+  /**
+   * Takes part in collective reduction `init.id` (overlay/collective.ts): every peer's
+   * application calls it with the same arguments; the result is output as `reduced` at the
+   * root. Throws InvalidArgumentError on bad arguments, an unknown or dead root, or a
+   * second call of the same id here.
+   */
+  reduceCollective (now: number, init: CollectiveInit): void {
+    this.expectState('running')
+    checkCollective(init, { op: (op) => this.ops.has(op), maxLength: this.config.maxReduceLength })
+    if (init.root !== this.self && !this.members.isAlive(init.root)) throw new InvalidArgumentError(`root ${init.root} is not a live member`)
+    const start = reduceStart(init.op, 0, init.length, this.config.reduceSegmentBytes)
+    checkCollectiveState(init.id, this.reductions.collectiveState(init.id, init.root, start))
+    this.now = now
+    this.reductions.collect(now, init.id, init.root, start)
+    this.flush(now)
   }
 
   // ---- inputs --------------------------------------------------------------------------
@@ -413,14 +430,6 @@ export class TreecastCore {
   }
 
   // ---- probing, liveness, plumbing -----------------------------------------------------
-
-  private reduceTimeoutMs (): number {
-    return Math.max(this.config.reduceTimeoutMinMs, this.config.reduceTimeoutFactor * this.trees.maxDistMs())
-  }
-
-  private treeChanged (kind: TreeKind, root: PeerId, parent: PeerId | null): void {
-    this.out.push({ type: 'tree', kind, root, parent })
-  }
 
   private deliver (t: Transfer, vnodes: IntervalSet): void {
     if (t.reduce !== undefined) return

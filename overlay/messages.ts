@@ -151,6 +151,18 @@ export interface PartialMessage {
   readonly covered: IntervalSet
   readonly value: Float64Array
   readonly seg?: number
+  /**
+   * Present in a collective reduction (every peer called it, 003 §IV-E; no start stream):
+   * the array's shape, so that a peer that has not called it yet can hold the partial.
+   */
+  readonly coll?: CollectiveShape
+}
+
+/** The shape of a collective reduction's array, carried by its partials. */
+export interface CollectiveShape {
+  readonly length: number
+  /** Elements per segment, when partials travel in segments (as {@link ReduceStart.segment}). */
+  readonly segment?: number
 }
 
 /**
@@ -177,6 +189,8 @@ export interface PullMessage {
   /** Only segment `seg` of the array is wanted, segments being `segment` elements long. */
   readonly seg?: number
   readonly segment?: number
+  /** A collective reduction's: what is answered counts as contributed here. */
+  readonly coll?: true
 }
 
 /** Every message a core sends or receives. */

@@ -31,6 +31,9 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
 import type { CombinePlan, Message, PartialMessage, PullMessage, ReduceAckMessage, ReduceStart } from './messages.ts'
 import type { OpRegistry } from './reduce-ops.ts'
+import { allSent, collectiveStart, concat, coveredAll, MAX_UNSEGMENTED_LENGTH, newRed, PULL_PATIENCE, segLength, shapeOf, viaOf, type Red, type Seg } from './reduction-state.ts'
+
+export { MAX_UNSEGMENTED_LENGTH, PULL_PATIENCE, reduceStart } from './reduction-state.ts'
 
 /** Supplies a peer's contribution for a set of its virtual nodes. */
 export type ContributeFn = (id: string, start: ReduceStart, vnodes: IntervalSet) => Float64Array
@@ -52,55 +55,10 @@ export interface ReductionHost {
   reduced (id: string, value: Float64Array, covered: IntervalSet, startedAt: number): void
   failed (id: string, missing: IntervalSet): void
   reject (reason: string): void
-}
-
-/** The state of one segment of a reduction (the whole array when unsegmented). */
-interface Seg {
-  acc: Float64Array | null
-  covered: IntervalSet
-  sent: boolean
-}
-
-interface Red {
-  readonly id: string
-  readonly root: PeerId
-  readonly start: ReduceStart
-  readonly upstream: PeerId | null
-  /** The sibling this peer's partial goes to (a combining plan), if any. */
-  readonly via: PeerId | null
-  expected: IntervalSet
-  own: IntervalSet
-  /** Elements per segment (the array length when unsegmented). */
-  readonly segLen: number
-  readonly segs: Seg[]
-  done: boolean
-  readonly startedAt: number
-  /** Receivers that acknowledged the start, with the part each took, until they report. */
-  readonly acked: Map<PeerId, IntervalSet>
-  /** Segments received from each receiver, until it has sent them all. */
-  readonly segsFrom: Map<PeerId, number>
-  /** Peers a partial came from: what they did not cover is late, no longer under way. */
-  readonly reported: Set<PeerId>
-  /** Peers this peer's own segments went to (more than one when its target changed). */
-  readonly sentTo: Set<PeerId>
-  /** Parts announced by `reduce-ack` (siblings, or receivers whose upstream is gone), awaited within their patience. */
-  readonly announced: Map<PeerId, Patient>
-  /** Root only: what each owner was asked for, and when: awaited while it is alive, for PULL_PATIENCE rounds. */
-  readonly pulled: Map<PeerId, Patient>
-  /** Root only: rounds of pulls so far (each waits twice as long as the one before, up to 16x). */
-  pullRounds: number
-}
-
-/**
- * Longest array a single partial may carry whole: reduceSegmentBytes is at most 1 MiB, and
- * the wire's frames carry 1 MiB + 64 KiB. Longer arrays are pulled and answered per segment.
- */
-export const MAX_UNSEGMENTED_LENGTH = (1024 * 1024) / 8
-
-/** The start of a reduction: arrays longer than one segment of `segmentBytes` travel in segments. */
-export function reduceStart (op: string, rootVnode: number, length: number, segmentBytes: number): ReduceStart {
-  const segment = Math.max(1, Math.floor(segmentBytes / 8))
-  return length > segment ? { op, rootVnode, length, segment } : { op, rootVnode, length }
+  /** This peer's parent in `root`'s latency tree (null: none) and what its live children there reach. */
+  route (root: PeerId): { parent: PeerId | null, below: IntervalSet }
+  /** Of `vnodes`, those no owner contributed to collective reduction `id` yet, now marked contributed (the mark travels with hand-offs). */
+  claim (id: string, vnodes: IntervalSet): IntervalSet
 }
 
 /** Counters of reduction activity. */
@@ -120,14 +78,12 @@ export class Reductions {
     let r = this.active.get(id)
     if (r === undefined && this.active.size >= this.maxActive) { this.host.reject('too-many-reductions'); return }
     if (r === undefined) {
-      const segLen = start.segment === undefined || start.segment >= start.length ? Math.max(1, start.length) : start.segment
-      const segs = Array.from({ length: Math.max(1, Math.ceil(start.length / segLen)) }, () => ({ acc: null, covered: IntervalSet.EMPTY, sent: false }))
-      r = { id, root, start, upstream: from, via: viaOf(combine, this.host.self, from, root), expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, segLen, segs, done: false, startedAt: now, acked: new Map(), segsFrom: new Map(), reported: new Set(), sentTo: new Set(), announced: new Map(), pulled: new Map(), pullRounds: 0 }
+      r = newRed(now, id, root, start, from, viaOf(combine, this.host.self, from, root), false)
       this.active.set(id, r)
       const wait = this.host.timeoutMs()
       this.host.setTimer(now + (root === this.host.self ? 2 * wait : wait), id)
     }
-    if (r.start.op !== start.op || r.start.length !== start.length || r.start.segment !== start.segment || r.root !== root) { this.host.reject('reduce-mismatch'); return }
+    if (r.collective || r.start.op !== start.op || r.start.length !== start.length || r.start.segment !== start.segment || r.root !== root) { this.host.reject('reduce-mismatch'); return }
     // A combining plan adds the parts of the siblings that send their partials here.
     r.expected = r.expected.union(forwarded)
     if (combine !== undefined) r.expected = r.expected.union(combine.extra.intersection(IntervalSet.range(0, this.host.vnodeCount())))
@@ -136,6 +92,54 @@ export class Reductions {
       this.take(r, fresh, this.host.contribute(id, r.start, fresh), undefined)
     }
     this.check(now, r)
+  }
+
+  /**
+   * The application called collective reduction `id` here (003 §IV-E: every peer calls the
+   * reduction and leaves begin by sending up; no start travels down). Contributes for the
+   * owned virtual nodes that no earlier owner contributed for, waits for this peer's
+   * children in the root's latency tree up to the timeout (set now, as 003 says), then
+   * sends up to its parent there. At the root, the result is output once every virtual
+   * node is in; what is missing after twice the timeout is pulled, as for a started one.
+   * The caller checks {@link collectiveState} first.
+   */
+  collect (now: number, id: string, root: PeerId, start: ReduceStart): void {
+    const r = this.active.get(id) ?? this.relay(now, id, root, start)
+    r.called = true
+    const wait = this.host.timeoutMs()
+    this.host.setTimer(now + (root === this.host.self ? 2 * wait : wait), id)
+    if (root !== this.host.self) r.expected = r.expected.union(this.host.route(root).below)
+    const fresh = this.host.claim(id, this.host.owned())
+    if (!fresh.isEmpty) {
+      r.own = r.own.union(fresh)
+      this.take(r, fresh, this.host.contribute(id, r.start, fresh), undefined)
+    }
+    this.check(now, r)
+  }
+
+  /** Where collective reduction `id` stands here: `mismatch` when it runs with another shape, op or root. */
+  collectiveState (id: string, root: PeerId, start: ReduceStart): 'new' | 'relaying' | 'called' | 'ended' | 'mismatch' | 'full' {
+    if (this.finished.has(id)) return 'ended'
+    const r = this.active.get(id)
+    if (r === undefined) return this.active.size >= this.maxActive ? 'full' : 'new'
+    if (!r.collective || r.root !== root || r.start.op !== start.op || r.start.length !== start.length || r.start.segment !== start.segment) return 'mismatch'
+    return r.called ? 'called' : 'relaying'
+  }
+
+  /**
+   * A collective reduction this peer has not called (yet): it relays its children's
+   * partials, expecting its own part too, until its timeout (the root: until it is called).
+   */
+  private relay (now: number, id: string, root: PeerId, start: ReduceStart): Red {
+    const route = this.host.route(root)
+    const r = newRed(now, id, root, start, route.parent, null, true)
+    this.active.set(id, r)
+    if (root === this.host.self) this.host.setTimer(now + this.maxDurationMs + 1, id)
+    else {
+      r.expected = route.below.union(this.host.owned())
+      this.host.setTimer(now + this.host.timeoutMs(), id)
+    }
+    return r
   }
 
   /** `to` acknowledged the start of reduction `id` for `part`: its partial is on the way. */
@@ -217,14 +221,20 @@ export class Reductions {
   onPartial (now: number, from: PeerId, msg: PartialMessage): void {
     const combine = this.host.ops.get(msg.op)
     if (combine === undefined) { this.host.reject('unknown-op'); return }
-    const r = this.active.get(msg.id)
+    let r = this.active.get(msg.id)
+    if (r === undefined && msg.coll !== undefined && !this.finished.has(msg.id)) {
+      if (this.active.size >= this.maxActive) { this.host.reject('too-many-reductions'); return }
+      r = this.relay(now, msg.id, msg.root, collectiveStart(msg.op, msg.coll))
+    }
     if (r === undefined) {
       if (this.finished.has(msg.id) || msg.root === this.host.self) { this.stats.late++; return }
       this.stats.partialsForwarded++
       this.host.send(msg.root, msg)
       return
     }
-    if (msg.op !== r.start.op) { this.host.reject('partial-mismatch'); return }
+    // (A pull's answer carries no shape, whatever the reduction.)
+    if (msg.op !== r.start.op || msg.root !== r.root ||
+      (msg.coll !== undefined && (!r.collective || msg.coll.length !== r.start.length || msg.coll.segment !== r.start.segment))) { this.host.reject('partial-mismatch'); return }
     const seg = msg.seg
     if (seg === undefined ? msg.value.length !== r.start.length : seg >= r.segs.length || msg.value.length !== segLength(r, seg)) { this.host.reject('partial-mismatch'); return }
     if (!IntervalSet.range(0, this.host.vnodeCount()).containsAll(msg.covered)) { this.host.reject('partial-out-of-range'); return }
@@ -236,7 +246,11 @@ export class Reductions {
       r.reported.add(from)
       r.acked.delete(from)
       r.announced.delete(from)
-    } else r.segsFrom.set(from, got)
+    } else {
+      r.segsFrom.set(from, got)
+      // Collective: no start was acknowledged, but a peer whose first segments came sends the rest.
+      if (r.collective) r.acked.set(from, (r.acked.get(from) ?? IntervalSet.EMPTY).union(msg.covered))
+    }
     // An owner asked has answered: whatever of its part is still missing after this (it no
     // longer owned it, or its answer overlapped a late partial and was dropped) is asked of
     // whoever owns it at the next round, instead of after this owner's patience. (Answers
@@ -254,6 +268,9 @@ export class Reductions {
     const mine = msg.want.intersection(owned)
     const start: ReduceStart = { op: msg.op, rootVnode: 0, length: msg.length }
     if (!mine.isEmpty) {
+      // Answered whatever was contributed before (it may be lost); a later call of a
+      // collective reduction here does not contribute these again.
+      if (msg.coll === true) this.host.claim(msg.id, mine)
       const whole = this.host.contribute(msg.id, start, mine)
       const { seg, segment } = msg
       if (seg === undefined || segment === undefined) this.host.send(msg.root, { t: 'partial', id: msg.id, root: msg.root, op: msg.op, covered: mine, value: whole })
@@ -284,6 +301,12 @@ export class Reductions {
       else this.host.setTimer(now + this.maxDurationMs, id)
       return
     }
+    if (!r.called) {
+      // A collective reduction whose root never called it: nobody waits for its result.
+      if (now - r.startedAt > this.maxDurationMs) this.forget(r)
+      else this.host.setTimer(r.startedAt + this.maxDurationMs + 1, id)
+      return
+    }
     if (now - r.startedAt > this.maxDurationMs) {
       this.forget(r)
       this.host.failed(id, IntervalSet.range(0, this.host.vnodeCount()).difference(coveredAll(r)))
@@ -297,6 +320,9 @@ export class Reductions {
     // alive, for PULL_PATIENCE base intervals (its reply may be queued behind others).
     const baseMs = Math.max(this.retryMs, this.host.timeoutMs())
     this.pull(r, this.inProgress(r, now), now, baseMs * PULL_PATIENCE)
+    // The root may have contributed the last part itself (virtual nodes it owns by now).
+    this.check(now, r)
+    if (r.done) return
     r.pullRounds++
     this.host.setTimer(now + baseMs * 2 ** Math.min(r.pullRounds - 1, 4), id)
   }
@@ -360,12 +386,14 @@ export class Reductions {
   }
 
   private partial (r: Red, k: number, covered: IntervalSet, value: Float64Array): PartialMessage {
-    const msg: PartialMessage = { t: 'partial', id: r.id, root: r.root, op: r.start.op, covered, value }
+    const base: PartialMessage = { t: 'partial', id: r.id, root: r.root, op: r.start.op, covered, value }
+    const msg = r.collective ? { ...base, coll: shapeOf(r.start) } : base
     return r.segs.length === 1 ? msg : { ...msg, seg: k }
   }
 
   private check (now: number, r: Red): void {
     if (r.root === this.host.self) {
+      if (!r.called) return
       const all = IntervalSet.range(0, this.host.vnodeCount())
       if (r.segs.every((s) => s.acc !== null && s.covered.containsAll(all))) {
         this.forget(r)
@@ -398,6 +426,11 @@ export class Reductions {
 
   /** The sibling of a combining plan, else the peer the start came from, else the root, whichever is alive first. */
   private target (r: Red): PeerId {
+    if (r.collective) {
+      // The parent in the root's latency tree now: the tree may have changed since the call.
+      const parent = this.host.route(r.root).parent
+      return parent !== null && parent !== this.host.self && this.host.isAlive(parent) ? parent : r.root
+    }
     if (r.via !== null && this.host.isAlive(r.via)) return r.via
     return r.upstream !== null && this.host.isAlive(r.upstream) ? r.upstream : r.root
   }
@@ -427,7 +460,8 @@ export class Reductions {
         this.stats.pulls++
         const prev = r.pulled.get(owner)
         r.pulled.set(owner, { part: prev !== undefined && now < prev.at + prev.patienceMs ? prev.part.union(part) : part, at: now, patienceMs })
-        const msg: PullMessage = { t: 'pull', id: r.id, root: r.root, op: r.start.op, length: r.start.length, want: part, hops: 0 }
+        const base: PullMessage = { t: 'pull', id: r.id, root: r.root, op: r.start.op, length: r.start.length, want: part, hops: 0 }
+        const msg: PullMessage = r.collective ? { ...base, coll: true } : base
         this.host.send(owner, seg === undefined ? msg : { ...msg, seg, segment: r.segLen })
       }
     }
@@ -445,42 +479,3 @@ export class Reductions {
 }
 
 function noop (): void {}
-
-/** A part awaited on someone's word (a pull, an announcement) until `at + patienceMs`. */
-interface Patient { part: IntervalSet, at: number, patienceMs: number }
-
-/**
- * The sibling a combining plan sends this peer's partial to; null when there is none or
- * it names this peer, the sender of the start or the root (remote input: a plan naming
- * this peer itself had it send its partial to itself without end).
- */
-function viaOf (combine: CombinePlan | undefined, self: PeerId, from: PeerId | null, root: PeerId): PeerId | null {
-  const to = combine?.to
-  return to === undefined || to === self || to === from || to === root ? null : to
-}
-
-/** An owner asked for its contributions is not asked again for this many retry intervals while it is alive. */
-export const PULL_PATIENCE = 16
-
-/** Elements in segment `k` of `r`. */
-function segLength (r: Red, k: number): number {
-  return Math.min(r.segLen, r.start.length - k * r.segLen)
-}
-
-function allSent (r: Red): boolean {
-  return r.segs.every((s) => s.sent)
-}
-
-/** What every segment covers. */
-function coveredAll (r: Red): IntervalSet {
-  let out = (r.segs[0] as Seg).covered
-  for (let k = 1; k < r.segs.length; k++) out = out.intersection((r.segs[k] as Seg).covered)
-  return out
-}
-
-function concat (r: Red): Float64Array {
-  if (r.segs.length === 1) return (r.segs[0] as Seg).acc as Float64Array
-  const out = new Float64Array(r.start.length)
-  r.segs.forEach((s, k) => { out.set(s.acc as Float64Array, k * r.segLen) })
-  return out
-}

@@ -249,8 +249,8 @@ const arbMessage: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('chunk' as const), stream: arbCount, index: fc.nat(1_000_000), data: fc.uint8Array({ maxLength: 300 }), open: arbOpen }, { requiredKeys: ['t', 'stream', 'index', 'data'] })
     .map((m) => (m.open !== undefined && m.index >= m.open.chunkCount ? { ...m, index: m.open.chunkCount - 1 } : m)),
   fc.record({ t: fc.constant('ack' as const), stream: arbCount, away: fc.constant(true as const) }, { requiredKeys: ['t', 'stream'] }),
-  fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }), seg: fc.nat(1000) }, { requiredKeys: ['t', 'id', 'root', 'op', 'covered', 'value'] }),
-  fc.record({ t: fc.constant('pull' as const), id: arbId, root: arbPeer, op: arbOpName, length: fc.nat(100_000), want: arbSet, hops: fc.nat(64) }),
+  fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }), seg: fc.nat(1000), coll: fc.record({ length: fc.integer({ min: 1, max: 100_000 }), segment: fc.integer({ min: 1, max: 100_000 }) }, { requiredKeys: ['length'] }) }, { requiredKeys: ['t', 'id', 'root', 'op', 'covered', 'value'] }),
+  fc.record({ t: fc.constant('pull' as const), id: arbId, root: arbPeer, op: arbOpName, length: fc.nat(100_000), want: arbSet, hops: fc.nat(64), coll: fc.constant(true as const) }, { requiredKeys: ['t', 'id', 'root', 'op', 'length', 'want', 'hops'] }),
   fc.tuple(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 100_000 }), arbId, arbPeer, arbSet).map(([length, segment, id, root, want]) =>
     ({ t: 'pull' as const, id, root, op: 'sum', length, want, hops: 0, seg: Math.ceil(length / segment) - 1, segment })),
   fc.record({ t: fc.constant('reduce-ack' as const), id: arbId, root: arbPeer, part: arbSet })
@@ -440,6 +440,11 @@ describe('rejections', () => {
     ['pull seg without segment', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 100, want: S2.encode(), hops: 0, seg: 0 }],
     ['pull segment of 0', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 100, want: S2.encode(), hops: 0, seg: 0, segment: 0 }],
     ['negative partial seg', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), seg: -1 }],
+    ['collective shape not a list', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: 1 }],
+    ['collective shape of length 0', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [0] }],
+    ['collective shape longer than one frame, unsegmented', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [DEFAULT_CODEC_LIMITS.maxMessageBytes / 8 + 1] }],
+    ['collective shape with a segment of 0', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [100, 0] }],
+    ['collective pull mark not true', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 1, want: S2.encode(), hops: 0, coll: 1 }],
     ['bad tree kind', { t: 'tree', ops: [{ op: 'detach', kind: 'fast', root: 'p' }] }],
     ['bad tree op', { t: 'tree', ops: [{ op: 'explode', kind: 'lat', root: 'p' }] }],
     ['ok not boolean', { t: 'tree', ops: [{ ...OPS.result, ok: 1 }] }],

@@ -24,6 +24,11 @@ interface Fixture {
   timers: Array<{ at: number, id: string }>
   /** What the start still carries down, unacknowledged (the stream engine's answer). */
   inFlight: IntervalSet
+  /** This peer's place in the root's latency tree (collective reductions). */
+  parent: string | null
+  below: IntervalSet
+  /** What was contributed to each collective reduction here. */
+  claimed: Map<string, IntervalSet>
 }
 
 /**
@@ -31,7 +36,7 @@ interface Fixture {
  */
 function fixture (self: string): Fixture {
   const view = OwnershipMap.fromRecords(8, ['a', 'b', 'c', 'd'].map((owner, i) => ({ ranges: IntervalSet.range(2 * i, 2 * i + 2), owner, version: 1 })))
-  const f: Fixture = { red: null as unknown as Reductions, sent: [], reduced: [], alive: new Set(['a', 'b', 'c', 'd']), timers: [], inFlight: IntervalSet.EMPTY }
+  const f: Fixture = { red: null as unknown as Reductions, sent: [], reduced: [], alive: new Set(['a', 'b', 'c', 'd']), timers: [], inFlight: IntervalSet.EMPTY, parent: null, below: IntervalSet.EMPTY, claimed: new Map() }
   const host: ReductionHost = {
     self,
     view,
@@ -46,7 +51,13 @@ function fixture (self: string): Fixture {
     setTimer: (at, id) => f.timers.push({ at, id }),
     reduced: (_id, value) => f.reduced.push(value),
     failed: () => { throw new Error('failed') },
-    reject: (reason) => { throw new Error(`rejected: ${reason}`) }
+    reject: (reason) => { throw new Error(`rejected: ${reason}`) },
+    route: () => ({ parent: f.parent, below: f.below }),
+    claim: (id, v) => {
+      const fresh = v.difference(f.claimed.get(id) ?? IntervalSet.EMPTY)
+      f.claimed.set(id, fresh.union(f.claimed.get(id) ?? IntervalSet.EMPTY))
+      return fresh
+    }
   }
   f.red = new Reductions(host, 250, 60_000)
   return f
@@ -253,5 +264,78 @@ describe('Reductions: pulls back off', () => {
     f.red.onTimer(270, 'r')
     const pulls = f.sent.filter((s) => s.msg.t === 'pull').map((s) => [s.to, (s.msg as PullMessage).want.toString()])
     expect(pulls.slice(3)).toEqual([['b', IntervalSet.of(2).toString()], ['c', IntervalSet.of(5).toString()]])
+  })
+})
+
+describe('Reductions: the root completing on its own contribution', () => {
+  it('a part the root itself owns by its pull round completes the reduction then and there (swarm seeds 94, 212, 224, 254)', () => {
+    const f = fixture('a')
+    f.red.onRouted(0, 'r', 'a', reduceStart('sum', 0, 1, 64), null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
+    f.red.onPartial(1, 'b', { t: 'partial', id: 'r', root: 'a', op: 'sum', covered: IntervalSet.range(2, 6), value: Float64Array.of(3 + 4 + 5 + 6) })
+    // d's virtual nodes 6-7 moved to the root before they were counted: its pull round takes them itself.
+    f.alive.delete('d')
+    ;(f.red as unknown as { host: { view: OwnershipMap } }).host.view.apply({ ranges: IntervalSet.range(6, 8), owner: 'a', version: 2 })
+    f.red.onTimer(20, 'r')
+    expect(f.sent).toEqual([])
+    expect([...(f.reduced[0] as Float64Array)]).toEqual([36])
+  })
+})
+
+describe('Reductions: collective', () => {
+  const SHAPE = reduceStart('sum', 0, 1, 64)
+
+  it('an inner peer waits for its children in the root\'s latency tree, then sends up to its parent there', () => {
+    const f = fixture('b')
+    f.parent = 'a'
+    f.below = IntervalSet.range(4, 8)
+    expect(f.red.collectiveState('k', 'a', SHAPE)).toBe('new')
+    f.red.collect(0, 'k', 'a', SHAPE)
+    expect(f.red.collectiveState('k', 'a', SHAPE)).toBe('called')
+    expect(f.red.collectiveState('k', 'a', reduceStart('sum', 0, 2, 64))).toBe('mismatch')
+    expect(f.sent).toEqual([])
+    f.red.onPartial(1, 'c', { t: 'partial', id: 'k', root: 'a', op: 'sum', covered: IntervalSet.range(4, 8), value: Float64Array.of(26), coll: { length: 1 } })
+    expect(f.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString(), [...(s.msg as PartialMessage).value], (s.msg as PartialMessage).coll])).toEqual([['a', '{[2,8)}', [33], { length: 1 }]])
+    // Its own part is marked contributed (a hand-off carries the mark).
+    expect(f.claimed.get('k')?.toString()).toBe('{[2,4)}')
+  })
+
+  it('a partial before the call is held; the call adds the own part and sends both up together', () => {
+    const f = fixture('b')
+    f.parent = 'a'
+    f.below = IntervalSet.range(4, 8)
+    f.red.onPartial(0, 'c', { t: 'partial', id: 'k', root: 'a', op: 'sum', covered: IntervalSet.range(4, 8), value: Float64Array.of(26), coll: { length: 1 } })
+    expect(f.red.collectiveState('k', 'a', SHAPE)).toBe('relaying')
+    expect(f.sent).toEqual([])
+    f.red.collect(1, 'k', 'a', SHAPE)
+    expect(f.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString(), [...(s.msg as PartialMessage).value]])).toEqual([['a', '{[2,8)}', [33]]])
+  })
+
+  it('a peer that never calls relays what it has at its timeout; the root pulls the rest and marks what is answered', () => {
+    const f = fixture('b')
+    f.parent = 'a'
+    f.below = IntervalSet.range(4, 8)
+    f.red.onPartial(0, 'c', { t: 'partial', id: 'k', root: 'a', op: 'sum', covered: IntervalSet.range(4, 6), value: Float64Array.of(11), coll: { length: 1 } })
+    f.red.onTimer(10, 'k')
+    expect(f.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString()])).toEqual([['a', '{[4,6)}']])
+    f.red.onPull({ t: 'pull', id: 'k', root: 'a', op: 'sum', length: 1, want: IntervalSet.range(2, 4), hops: 0, coll: true }, 8)
+    expect(f.claimed.get('k')?.toString()).toBe('{[2,4)}')
+    // Called late: nothing left to contribute, nothing sent.
+    const before = f.sent.length
+    f.red.collect(20, 'k', 'a', SHAPE)
+    expect(f.sent.length).toBe(before)
+  })
+
+  it('the root outputs nothing before it is called, then completes, and pulls what is missing after twice its timeout', () => {
+    const f = fixture('a')
+    f.red.onPartial(0, 'b', { t: 'partial', id: 'k', root: 'a', op: 'sum', covered: IntervalSet.range(2, 6), value: Float64Array.of(18), coll: { length: 1 } })
+    expect(f.reduced).toEqual([])
+    f.red.collect(5, 'k', 'a', SHAPE)
+    expect(f.reduced).toEqual([])
+    f.red.onTimer(25, 'k')
+    const pulls = f.sent.map((s) => [s.to, (s.msg as PullMessage).want.toString(), (s.msg as PullMessage).coll])
+    expect(pulls).toEqual([['d', '{[6,8)}', true]])
+    f.red.onPartial(26, 'd', { t: 'partial', id: 'k', root: 'a', op: 'sum', covered: IntervalSet.range(6, 8), value: Float64Array.of(15) })
+    expect([...(f.reduced[0] as Float64Array)]).toEqual([36])
+    expect(f.red.collectiveState('k', 'a', SHAPE)).toBe('ended')
   })
 })

@@ -80,7 +80,9 @@ export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario
       schedule.push({ at, do: 'broadcast', root: rng.pick(usable).name, bytes })
     } else if (kind < 60) {
       const usable = rootsFrom.filter((r) => r.at <= at)
-      schedule.push({ at, do: 'reduce', root: rng.pick(usable).name, op: rng.pick(OPS), length: between(1, 8) })
+      const reduce: Action = { at, do: 'reduce', root: rng.pick(usable).name, op: rng.pick(OPS), length: between(1, 8) }
+      // Every other one collective (from its time, not a draw: the seeds' other events stay as they were).
+      schedule.push(at % 2 === 0 ? { ...reduce, collective: true } : reduce)
     } else if (kind < 85) {
       const count = between(1, 2)
       if (running - count < MIN_RUNNING || unprotected() <= 0) {

@@ -7,7 +7,7 @@ import type { Action } from './scenario.ts'
 /** What the simulator tracks of a broadcast it started. */
 export interface BcastTrack { id: string, root: string, bytes: number, tree: string, startMs: number, doneAtRootMs: number | null, fallback: number, messages: number, bytesSent: number, backToBack: Extract<Action, { do: 'broadcast' }> | null }
 /** What the simulator tracks of a reduction it started. */
-export interface RedTrack { id: string, root: string, op: string, length: number, startMs: number, endMs: number | null, correct: boolean, complete: boolean }
+export interface RedTrack { id: string, root: string, op: string, length: number, startMs: number, endMs: number | null, correct: boolean, complete: boolean, collective?: { callers: number } }
 
 /** Everything a report is built from. */
 export interface ReportInput {
@@ -53,7 +53,8 @@ export function buildReport (x: ReportInput): SimReport {
     }
   })
   const reductions: ReductionReport[] = x.reductions.map((r) => ({
-    id: r.id, root: r.root, op: r.op, length: r.length, startMs: round(r.startMs), durationMs: r.endMs === null ? null : round(r.endMs - r.startMs), complete: r.complete, correct: r.correct
+    id: r.id, root: r.root, op: r.op, length: r.length, startMs: round(r.startMs), durationMs: r.endMs === null ? null : round(r.endMs - r.startMs), complete: r.complete, correct: r.correct,
+    ...(r.collective !== undefined ? { collective: r.collective } : {})
   }))
   return {
     scenario: x.scenario,
@@ -115,6 +116,8 @@ export interface ReductionReport {
   durationMs: number | null
   complete: boolean
   correct: boolean
+  /** A collective reduction (every running peer called it): how many peers called it. */
+  collective?: { callers: number }
 }
 
 /** One membership change and how long until trees were stable again (null: not before the next change or the end). */

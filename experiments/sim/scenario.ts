@@ -20,7 +20,7 @@ export interface PeerSelector {
 
 export type Action =
   | { at: number, do: 'broadcast', root?: string, bytes: number, every?: number, count?: number, backToBack?: boolean, until?: number, tree?: 'auto' | 'lat' | 'bw' }
-  | { at: number, do: 'reduce', root?: string, op?: string, length?: number, every?: number, count?: number }
+  | { at: number, do: 'reduce', root?: string, op?: string, length?: number, every?: number, count?: number, collective?: boolean }
   | ({ at: number, do: 'leave' | 'crash' } & PeerSelector)
   | ({ at: number, do: 'join', rejoin?: boolean } & PeerSelector)
 
@@ -75,6 +75,7 @@ export function parseScenario (raw: unknown): Scenario {
     for (const key of ['every', 'count', 'fraction', 'length', 'until']) {
       if (act[key] !== undefined && (typeof act[key] !== 'number' || !((act[key] as number) >= 0))) fail(`schedule[${i}].${key} must be a number >= 0`)
     }
+    if (act.collective !== undefined && (act.do !== 'reduce' || typeof act.collective !== 'boolean')) fail(`schedule[${i}].collective must be a boolean, on a reduce`)
     if (act.peers !== undefined && act.peers !== 'left' && act.peers !== 'crashed' && !(Array.isArray(act.peers) && act.peers.every((p) => typeof p === 'string'))) {
       fail(`schedule[${i}].peers must be an array of peer names, 'left' or 'crashed'`)
     }

@@ -5,6 +5,7 @@
  */
 import { IntervalSet } from '../../virtual-nodes/interval-set.ts'
 import { TreecastCore } from '../../overlay/core.ts'
+import { InvalidArgumentError } from '../../overlay/errors.ts'
 import type { Message } from '../../overlay/messages.ts'
 import type { Output } from '../../overlay/outputs.ts'
 import { decodeMessage, encodeMessage, wireSize } from '../../overlay/codec.ts'
@@ -289,6 +290,26 @@ export class Simulation {
     this.stability.check(this.now, this.running)
   }
 
+  /**
+   * A collective reduction: every running peer calls it now, MPI-style (a peer that cannot,
+   * e.g. one that has not heard of the root yet, is left out: the root pulls its part).
+   */
+  private collective (root: number, op: string, length: number): void {
+    const id = `c${this.reds.size + 1}`
+    const track: RedTrack = { id, root: peerName(root), op, length, startMs: this.now, endMs: null, correct: false, complete: false, collective: { callers: 0 } }
+    this.reds.set(id, track)
+    for (const p of this.peers) {
+      if (p.core === null || p.core.state !== 'running') continue
+      try {
+        p.core.reduceCollective(this.now, { id, root: track.root, op, length })
+        track.collective = { callers: (track.collective?.callers ?? 0) + 1 }
+      } catch (err) {
+        if (!(err instanceof InvalidArgumentError)) throw err
+      }
+      this.after(p)
+    }
+  }
+
   private act (a: Action): void {
     if (this.now > this.scenario.until) return
     this.trace?.(`${this.now.toFixed(3)} action ${JSON.stringify(a)}`)
@@ -312,9 +333,12 @@ export class Simulation {
         const op = a.op ?? 'sum'
         const length = a.length ?? 1
         if (!BUILTIN_OPS.has(op)) throw new Error(`unknown op ${op}`)
-        const id = core.reduce(this.now, { op, length })
-        this.reds.set(id, { id, root: peerName(root), op, length, startMs: this.now, endMs: null, correct: false, complete: false })
-        this.after(this.peers[root] as SimPeer)
+        if (a.collective === true) this.collective(root, op, length)
+        else {
+          const id = core.reduce(this.now, { op, length })
+          this.reds.set(id, { id, root: peerName(root), op, length, startMs: this.now, endMs: null, correct: false, complete: false })
+          this.after(this.peers[root] as SimPeer)
+        }
         if (a.every !== undefined && a.every > 0) {
           const n = (a.count ?? Infinity) - 1
           const next = a.at + a.every

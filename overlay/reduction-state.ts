@@ -1,0 +1,117 @@
+/**
+ * The per-reduction state of overlay/reduction.ts (one record per reduction in flight at a
+ * peer, its segments) and the small pure helpers over it.
+ */
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import type { CollectiveShape, CombinePlan, ReduceStart } from './messages.ts'
+
+/**
+ * Longest array a single partial may carry whole: reduceSegmentBytes is at most 1 MiB, and
+ * the wire's frames carry 1 MiB + 64 KiB. Longer arrays are pulled and answered per segment.
+ */
+export const MAX_UNSEGMENTED_LENGTH = (1024 * 1024) / 8
+
+/** The start of a reduction: arrays longer than one segment of `segmentBytes` travel in segments. */
+export function reduceStart (op: string, rootVnode: number, length: number, segmentBytes: number): ReduceStart {
+  const segment = Math.max(1, Math.floor(segmentBytes / 8))
+  return length > segment ? { op, rootVnode, length, segment } : { op, rootVnode, length }
+}
+
+/** The state of one segment of a reduction (the whole array when unsegmented). */
+export interface Seg {
+  acc: Float64Array | null
+  covered: IntervalSet
+  sent: boolean
+}
+
+/** One reduction in flight at a peer. */
+export interface Red {
+  readonly id: string
+  readonly root: PeerId
+  readonly start: ReduceStart
+  readonly upstream: PeerId | null
+  /** The sibling this peer's partial goes to (a combining plan), if any. */
+  readonly via: PeerId | null
+  expected: IntervalSet
+  own: IntervalSet
+  /** Elements per segment (the array length when unsegmented). */
+  readonly segLen: number
+  readonly segs: Seg[]
+  done: boolean
+  readonly startedAt: number
+  /** Receivers that acknowledged the start, with the part each took, until they report. */
+  readonly acked: Map<PeerId, IntervalSet>
+  /** Segments received from each receiver, until it has sent them all. */
+  readonly segsFrom: Map<PeerId, number>
+  /** Peers a partial came from: what they did not cover is late, no longer under way. */
+  readonly reported: Set<PeerId>
+  /** Peers this peer's own segments went to (more than one when its target changed). */
+  readonly sentTo: Set<PeerId>
+  /** Parts announced by `reduce-ack` (siblings, or receivers whose upstream is gone), awaited within their patience. */
+  readonly announced: Map<PeerId, Patient>
+  /** Root only: what each owner was asked for, and when: awaited while it is alive, for PULL_PATIENCE rounds. */
+  readonly pulled: Map<PeerId, Patient>
+  /** Root only: rounds of pulls so far (each waits twice as long as the one before, up to 16x). */
+  pullRounds: number
+  /** A collective reduction (every peer calls it; its partials go up the root's latency tree). */
+  readonly collective: boolean
+  /** Collective only: the application called it here (until then this peer only relays). */
+  called: boolean
+}
+
+/** A new reduction record: `upstream` is where its partial goes, `via` a combining plan's sibling. */
+export function newRed (now: number, id: string, root: PeerId, start: ReduceStart, upstream: PeerId | null, via: PeerId | null, collective: boolean): Red {
+  const segLen = start.segment === undefined || start.segment >= start.length ? Math.max(1, start.length) : start.segment
+  const segs = Array.from({ length: Math.max(1, Math.ceil(start.length / segLen)) }, () => ({ acc: null, covered: IntervalSet.EMPTY, sent: false }))
+  return { id, root, start, upstream, via, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, segLen, segs, done: false, startedAt: now, acked: new Map(), segsFrom: new Map(), reported: new Set(), sentTo: new Set(), announced: new Map(), pulled: new Map(), pullRounds: 0, collective, called: !collective }
+}
+
+/** The start-equivalent of a collective reduction's shape. */
+export function collectiveStart (op: string, shape: CollectiveShape): ReduceStart {
+  return shape.segment === undefined ? { op, rootVnode: 0, length: shape.length } : { op, rootVnode: 0, length: shape.length, segment: shape.segment }
+}
+
+/** The shape a collective reduction's partials carry. */
+export function shapeOf (start: ReduceStart): CollectiveShape {
+  return start.segment === undefined ? { length: start.length } : { length: start.length, segment: start.segment }
+}
+
+/** A part awaited on someone's word (a pull, an announcement) until `at + patienceMs`. */
+export interface Patient { part: IntervalSet, at: number, patienceMs: number }
+
+/**
+ * The sibling a combining plan sends this peer's partial to; null when there is none or
+ * it names this peer, the sender of the start or the root (remote input: a plan naming
+ * this peer itself had it send its partial to itself without end).
+ */
+export function viaOf (combine: CombinePlan | undefined, self: PeerId, from: PeerId | null, root: PeerId): PeerId | null {
+  const to = combine?.to
+  return to === undefined || to === self || to === from || to === root ? null : to
+}
+
+/** An owner asked for its contributions is not asked again for this many retry intervals while it is alive. */
+export const PULL_PATIENCE = 16
+
+/** Elements in segment `k` of `r`. */
+export function segLength (r: Red, k: number): number {
+  return Math.min(r.segLen, r.start.length - k * r.segLen)
+}
+
+export function allSent (r: Red): boolean {
+  return r.segs.every((s) => s.sent)
+}
+
+/** What every segment covers. */
+export function coveredAll (r: Red): IntervalSet {
+  let out = (r.segs[0] as Seg).covered
+  for (let k = 1; k < r.segs.length; k++) out = out.intersection((r.segs[k] as Seg).covered)
+  return out
+}
+
+export function concat (r: Red): Float64Array {
+  if (r.segs.length === 1) return (r.segs[0] as Seg).acc as Float64Array
+  const out = new Float64Array(r.start.length)
+  r.segs.forEach((s, k) => { out.set(s.acc as Float64Array, k * r.segLen) })
+  return out
+}
