@@ -12,6 +12,7 @@ import { createLibp2p, type Libp2p, type Libp2pOptions } from 'libp2p'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { InvalidArgumentError, NotStartedError } from './errors.ts'
 import type { TreecastEvents } from './events.ts'
+import type { CollectiveInit } from '../overlay/collective.ts'
 import { treecast, type BroadcastHandle, type BroadcastOptions, type ReduceResult, type TreecastInit, type TreecastService, type TreeView } from './treecast-service.ts'
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
@@ -116,6 +117,8 @@ export class TreecastNode {
   async reduce (op: string, length: number): Promise<ReduceResult> { return await this.overlay.reduce(op, length) }
 
   startReduce (op: string, length: number): { readonly id: string, readonly result: Promise<ReduceResult> } { return this.overlay.startReduce(op, length) }
+  /** Takes part in a collective reduction (every peer calls it): the result at the root, null elsewhere. */
+  async reduceCollective (init: CollectiveInit): Promise<ReduceResult | null> { return await this.overlay.reduceCollective(init) }
 
   owned (): IntervalSet { return this.overlay.owned() }
   vnodeCount (): number { return this.overlay.vnodeCount() }

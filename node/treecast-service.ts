@@ -14,6 +14,7 @@ import { DEFAULT_MAX_REDUCE_LENGTH, type CoreInit } from '../overlay/config.ts'
 import type { Message } from '../overlay/messages.ts'
 import type { CombineFn } from '../overlay/reduce-ops.ts'
 import type { ContributeFn } from '../overlay/reduction.ts'
+import type { CollectiveInit } from '../overlay/collective.ts'
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
 import { resolveNodeConfig, type NodeNetInit, type ResolvedNodeConfig } from './config.ts'
@@ -299,6 +300,22 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     const result = this.pending.wait<ReduceResult>(`reduce:${id}`)
     this.afterInput()
     return { id, result }
+  }
+
+  /**
+   * Takes part in collective reduction `init.id`: every peer's application calls it with the
+   * same arguments (MPI-style; the root is one of `members()`, or `id` for this peer), leaves
+   * send first and no start travels down, so it ends sooner than {@link reduce}. Resolves
+   * with the result at the root, and with null at once at every other peer (its part is on
+   * its way). A peer that does not call it is asked for its part by the root after its
+   * timeout, through `contribute`.
+   */
+  async reduceCollective (init: CollectiveInit): Promise<ReduceResult | null> {
+    this.core().reduceCollective(this.now(), init) // throws on misuse, before any state changes
+    // Waited for before the outputs are taken: the root's call may complete it at once.
+    const result = init.root === this.selfId ? this.pending.wait<ReduceResult>(`reduce:${init.id}`) : null
+    this.afterInput()
+    return result === null ? null : await result
   }
 
   // ---- read-only view ----------------------------------------------------------------

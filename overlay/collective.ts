@@ -26,13 +26,14 @@ export interface CollectiveInit {
 /** Longest collective reduction id. */
 export const MAX_COLLECTIVE_ID_LENGTH = 128
 
-/** Throws {@link InvalidArgumentError} when `init` cannot be a collective reduction here. */
-export function checkCollective (init: CollectiveInit, known: { op: (op: string) => boolean, maxLength: number }): void {
-  const { id, op, length } = init
+/** Throws {@link InvalidArgumentError} when `init` cannot be a collective reduction here (`member`: a live member or this peer). */
+export function checkCollective (init: CollectiveInit, known: { op: (op: string) => boolean, maxLength: number, member: (p: PeerId) => boolean }): void {
+  const { id, op, length, root } = init
   if (typeof id !== 'string' || id.length < 1 || id.length > MAX_COLLECTIVE_ID_LENGTH || id.includes('/')) {
     throw new InvalidArgumentError(`a collective reduction id must be 1..${MAX_COLLECTIVE_ID_LENGTH} characters without '/', got ${JSON.stringify(id)}`)
   }
   checkReduceArgs(op, length, known)
+  if (typeof root !== 'string' || !known.member(root)) throw new InvalidArgumentError(`root ${String(root)} is not a live member`)
 }
 
 /** Throws {@link InvalidArgumentError} on an unknown operation or a length outside 1..maxLength. */

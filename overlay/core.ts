@@ -14,7 +14,7 @@ import type { TreeKind } from '../trees/tree-kind.ts'
 import { resolveCoreConfig, type CoreConfig } from './config.ts'
 import { InvalidArgumentError, NotRunningError } from './errors.ts'
 import { Membership } from './membership.ts'
-import type { FactsMessage, Message, StreamMode, TreeOp } from './messages.ts'
+import type { FactsMessage, Message, ReduceStart, StreamMode, TreeOp } from './messages.ts'
 import type { Output } from './outputs.ts'
 import { OwnershipEngine } from './ownership-engine.ts'
 import { OpRegistry } from './reduce-ops.ts'
@@ -269,27 +269,35 @@ export class TreecastCore {
     checkReduceArgs(opts.op, opts.length, { op: (op) => this.ops.has(op), maxLength: this.config.maxReduceLength })
     this.now = now
     const id = this.newId()
-    const reduce = reduceStart(opts.op, this.ownership.owned.min ?? 0, opts.length, this.config.reduceSegmentBytes)
-    this.streams.originate(now, { id, origin: this.self, mode: 'lat', chunkCount: 1, totalBytes: 0, reduce }, IntervalSet.range(0, this.vnodes), [new Uint8Array(0)])
+    this.startReduction(now, id, reduceStart(opts.op, this.ownership.owned.min ?? 0, opts.length, this.config.reduceSegmentBytes))
     this.flush(now)
     return id
   }
 
   /**
-   * Takes part in collective reduction `init.id` (overlay/collective.ts): every peer's
-   * application calls it with the same arguments; the result is output as `reduced` at the
-   * root. Throws InvalidArgumentError on bad arguments, an unknown or dead root, or a
-   * second call of the same id here.
+   * Takes part in collective reduction `init.id` (overlay/collective.ts; every peer calls it
+   * alike); `reduced` is output at the root. InvalidArgumentError: bad arguments, a root that
+   * is not a live member, a second call.
    */
   reduceCollective (now: number, init: CollectiveInit): void {
     this.expectState('running')
-    checkCollective(init, { op: (op) => this.ops.has(op), maxLength: this.config.maxReduceLength })
-    if (init.root !== this.self && !this.members.isAlive(init.root)) throw new InvalidArgumentError(`root ${init.root} is not a live member`)
-    const start = reduceStart(init.op, 0, init.length, this.config.reduceSegmentBytes)
+    checkCollective(init, { op: (op) => this.ops.has(op), maxLength: this.config.maxReduceLength, member: (p) => p === this.self || this.members.isAlive(p) })
+    const start = reduceStart(init.op, this.ownership.owned.min ?? 0, init.length, this.config.reduceSegmentBytes)
     checkCollectiveState(init.id, this.reductions.collectiveState(init.id, init.root, start))
     this.now = now
-    this.reductions.collect(now, init.id, init.root, start)
+    if (start.segment === undefined) this.reductions.collect(now, init.id, init.root, start)
+    else {
+      // Long (segmented): the root's call starts it down the tree (its transfer dwarfs the
+      // start's trip, and the start carries the sibling-combining plans); elsewhere recorded.
+      this.reductions.markCalled(init.id)
+      if (init.root === this.self) this.startReduction(now, init.id, start)
+    }
     this.flush(now)
+  }
+
+  /** Sends the start of reduction `id` down this peer's latency tree. */
+  private startReduction (now: number, id: string, reduce: ReduceStart): void {
+    this.streams.originate(now, { id, origin: this.self, mode: 'lat', chunkCount: 1, totalBytes: 0, reduce }, IntervalSet.range(0, this.vnodes), [new Uint8Array(0)])
   }
 
   // ---- inputs --------------------------------------------------------------------------
@@ -332,10 +340,7 @@ export class TreecastCore {
       case 'ack': this.streams.onAck(from, msg.stream, msg.away === true); break
       case 'partial': this.reductions.onPartial(now, from, msg); break
       case 'reduce-ack': this.reductions.onReduceAck(now, from, msg.id, msg.root, msg.part); break
-      case 'pull':
-        if (this.ops.has(msg.op) && msg.length <= this.config.maxReduceLength) this.reductions.onPull(msg, this.config.maxHops)
-        else this.reject('bad-pull')
-        break
+      case 'pull': if (this.ops.has(msg.op) && msg.length <= this.config.maxReduceLength) this.reductions.onPull(msg, this.config.maxHops); else this.reject('bad-pull'); break
     }
     this.checkLeft(false)
     this.flush(now)
@@ -364,10 +369,7 @@ export class TreecastCore {
     this.flush(now)
   }
 
-  /**
-   * The driver has a new connection from `peer`. If `peer` was declared dead (it hung, or
-   * a partition healed) it is told, so it stops (evicted) and can rejoin.
-   */
+  /** The driver has a new connection from `peer`: if declared dead (it hung, a partition healed), it is told (evicted; it may rejoin). */
   peerConnected (now: number, peer: PeerId): void {
     this.now = now
     if (this.stateValue !== 'running' && this.stateValue !== 'leaving') return

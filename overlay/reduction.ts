@@ -68,6 +68,8 @@ export interface ReductionStats { partialsMerged: number, partialsForwarded: num
 export class Reductions {
   private readonly active = new Map<string, Red>()
   private readonly finished = new Set<string>()
+  /** Collective reductions called here, the latest `finishedCapacity`. */
+  private readonly called = new Set<string>()
   readonly stats: ReductionStats = { partialsMerged: 0, partialsForwarded: 0, overlapsDropped: 0, pulls: 0, late: 0, siblingsAnnounced: 0 }
 
   constructor (private readonly host: ReductionHost, private readonly retryMs: number, private readonly maxDurationMs: number, private readonly finishedCapacity = 4096, private readonly maxActive = 4096) {}
@@ -104,6 +106,7 @@ export class Reductions {
    * The caller checks {@link collectiveState} first.
    */
   collect (now: number, id: string, root: PeerId, start: ReduceStart): void {
+    this.markCalled(id)
     const r = this.active.get(id) ?? this.relay(now, id, root, start)
     r.called = true
     const wait = this.host.timeoutMs()
@@ -117,13 +120,29 @@ export class Reductions {
     this.check(now, r)
   }
 
-  /** Where collective reduction `id` stands here: `mismatch` when it runs with another shape, op or root. */
+  /**
+   * Where collective reduction `id` stands here: `relaying` when partials (or, for a long
+   * one, its start) came before the call, `mismatch` when it runs with another shape,
+   * operation or root.
+   */
   collectiveState (id: string, root: PeerId, start: ReduceStart): 'new' | 'relaying' | 'called' | 'ended' | 'mismatch' | 'full' {
+    if (this.called.has(id)) return 'called'
     if (this.finished.has(id)) return 'ended'
     const r = this.active.get(id)
     if (r === undefined) return this.active.size >= this.maxActive ? 'full' : 'new'
-    if (!r.collective || r.root !== root || r.start.op !== start.op || r.start.length !== start.length || r.start.segment !== start.segment) return 'mismatch'
+    if (r.root !== root || r.start.op !== start.op || r.start.length !== start.length || r.start.segment !== start.segment) return 'mismatch'
+    // A started one here (a long collective's start came first) was called only at its root.
+    if (!r.collective) return root === this.host.self ? 'called' : 'relaying'
     return r.called ? 'called' : 'relaying'
+  }
+
+  /** The application called collective reduction `id` here (a second call is refused). */
+  markCalled (id: string): void {
+    this.called.add(id)
+    if (this.called.size > this.finishedCapacity) {
+      const oldest = this.called.values().next().value
+      if (oldest !== undefined) this.called.delete(oldest)
+    }
   }
 
   /**

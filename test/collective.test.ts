@@ -143,16 +143,28 @@ describe('collective reductions', () => {
     loop.ok()
   })
 
-  it('a long array travels in segments through the wire codec', () => {
+  it('a long one (in segments) is started by the root\'s call, over the wire codec; calls before or after its start are fine', () => {
     const config: CoreInit = { reduceSegmentBytes: 65536 }
     const length = 3 * 8192 + 5
-    const loop = settled(23, { config, wire: true })
-    for (const p of loop.running()) call(loop, p, 'long', 'p4', length)
+    const { counts, opts } = counting('long')
+    const loop = settled(23, { config, wire: true, ...opts })
+    call(loop, 'p0', 'long', 'p4', length)
+    call(loop, 'p1', 'long', 'p4', length)
+    loop.run(50)
+    // Nothing moves before the root calls.
+    expect(loop.sent.some((m) => (m.message.t === 'partial' && m.message.id === 'long') || (m.message.t === 'chunk' && m.message.open?.id === 'long'))).toBe(false)
+    call(loop, 'p4', 'long', 'p4', length)
+    loop.run(1)
+    call(loop, 'p2', 'long', 'p4', length)
     const r = waitFor(loop, 'long')
+    call(loop, 'p3', 'long', 'p4', length)
     expect(r.value.length).toBe(length)
     expect([r.value[0], r.value[1], r.value[2]]).toEqual([...SUM23, 3795])
-    const segs = loop.sent.filter((m) => m.message.t === 'partial').map((m) => m.message.t === 'partial' ? m.message : null)
-    expect(segs.every((m) => m?.seg !== undefined && m.coll?.segment === 8192 && m.coll.length === length)).toBe(true)
+    expectOnceEach(counts, 23)
+    const starts = loop.sent.filter((m) => m.message.t === 'chunk' && m.message.open?.id === 'long' && m.message.open.reduce?.segment === 8192)
+    expect(starts.length).toBeGreaterThan(0)
+    expect(() => { loop.core('p1').reduceCollective(loop.now, { id: 'long', root: 'p4', op: 'sum', length }) }).toThrow(InvalidArgumentError)
+    expect(() => { loop.core('p4').reduceCollective(loop.now, { id: 'long', root: 'p4', op: 'sum', length }) }).toThrow(InvalidArgumentError)
     loop.ok()
   })
 

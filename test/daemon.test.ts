@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TreecastClient, type ServerEvent } from '../node/daemon/client.ts'
+import { TreecastClient, type ReduceReply, type ServerEvent } from '../node/daemon/client.ts'
 import { readApiInfo, readState } from '../node/daemon/state.ts'
 
 const ROOT_DIR = fileURLToPath(new URL('..', import.meta.url))
@@ -185,6 +185,14 @@ describe('treecast daemon (5 processes, HTTP API)', () => {
     const red = await d2.api().reduce('sum', 3)
     expect(red.value).toEqual([VNODES, VNODES, VNODES])
     expect(red.coveredSize).toBe(VNODES)
+
+    // A collective reduction: every daemon calls it, the root (d1) answers with the result.
+    const calls = daemons.map(async (d) => await d.api().reduceCollective('step-1', 'sum', 2, d1.id))
+    const replies = await Promise.all(calls)
+    expect(replies.filter((r) => r.value === null)).toHaveLength(daemons.length - 1)
+    const atRoot = replies[daemons.indexOf(d1)] as ReduceReply
+    expect(atRoot.value).toEqual([VNODES, VNODES])
+    expect(atRoot.coveredSize).toBe(VNODES)
   })
 
   it('bad API requests get 4xx JSON errors and the daemon keeps running', async () => {
@@ -197,6 +205,9 @@ describe('treecast daemon (5 processes, HTTP API)', () => {
       ['/broadcast', { headers: auth }, 405],
       ['/reduce', { method: 'POST', headers: auth, body: 'not json' }, 400],
       ['/reduce', { method: 'POST', headers: auth, body: JSON.stringify({ op: 'sum', length: -1 }) }, 400],
+      ['/reduce', { method: 'POST', headers: auth, body: JSON.stringify({ op: 'sum', length: 1, id: 7 }) }, 400],
+      ['/reduce', { method: 'POST', headers: auth, body: JSON.stringify({ op: 'sum', length: 1, root: 'x' }) }, 400],
+      ['/reduce', { method: 'POST', headers: auth, body: JSON.stringify({ op: 'sum', length: 1, id: 'a/b' }) }, 400],
       ['/send?vnode=x', { method: 'POST', headers: auth, body: 'a' }, 400],
       [`/send?vnode=${VNODES}`, { method: 'POST', headers: auth, body: 'a' }, 400],
       ['/broadcast?tree=oak', { method: 'POST', headers: auth, body: 'a' }, 400],

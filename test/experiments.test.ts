@@ -98,17 +98,17 @@ describe('experiments at --quick size', () => {
     expect(r.targets.length).toBe(3)
   })
 
-  it('fig8-reduction: every length for treecast and every baseline, treecast results correct', async () => {
+  it('fig8-reduction: every length for treecast (started and collective) and every baseline, treecast results correct', async () => {
     const r = await runQuick('fig8-reduction')
     const lengths = r.parameters.lengths as number[]
-    for (const s of ['treecast', ...BASELINES]) {
+    for (const s of ['treecast', 'treecast-collective', ...BASELINES]) {
       const got = r.points.filter((p) => p.impl === s)
       expect(got.map((p) => p.elements)).toEqual(lengths)
       for (const p of got) expect(p.timeMs).toBeGreaterThan(0)
     }
-    for (const p of r.points.filter((x) => x.impl === 'treecast')) expect(p.correct).toBe(true)
+    for (const p of r.points.filter((x) => x.impl === 'treecast' || x.impl === 'treecast-collective')) expect(p.correct).toBe(true)
     expect(r.parameters.elementBytes).toBe(8)
-    expect(r.targets.length).toBe(2)
+    expect(r.targets.length).toBe(3)
   })
 
   it('fig9-churn: back-to-back broadcasts lose nothing through the leave and the rejoin', async () => {

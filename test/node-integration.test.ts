@@ -165,6 +165,15 @@ describe('a stable cluster of 12 peers', { timeout: 120_000 }, () => {
       expect(res.covered.toString()).toBe(IntervalSet.range(0, V).toString())
       expect([...res.value]).toEqual(truth(r.op, V))
     })
+    // Collective: every peer calls it; the result at the root, null at once elsewhere.
+    const root = nodes[3] as TreecastNode
+    const all = await withTimeout(Promise.all(nodes.map(async (n) => await n.reduceCollective({ id: 'step-1', root: root.id, op: 'sum', length: 3 }))), 60_000, 'collective reduction')
+    expect(all.filter((x) => x !== null)).toHaveLength(1)
+    const coll = all[3]
+    expect(coll?.covered.toString()).toBe(IntervalSet.range(0, V).toString())
+    expect([...(coll?.value ?? [])]).toEqual(truth('sum', V))
+    obs(`collective sum at peer 3: ${coll?.durationMs.toFixed(1) ?? '-'} ms`)
+    await expect(root.reduceCollective({ id: 'step-1', root: root.id, op: 'sum', length: 3 })).rejects.toBeInstanceOf(InvalidArgumentError)
   })
 
   it('delivers point-to-point messages exactly once, at the owner of the virtual node', async () => {

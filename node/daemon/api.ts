@@ -10,7 +10,9 @@
  *   GET  /owned                  owned virtual nodes
  *   POST /broadcast[?tree=lat|bw|auto][&root=V][&wait=1]   body: the payload
  *   POST /send?vnode=V           body: the payload
- *   POST /reduce                 JSON {op, length}; answers with the result
+ *   POST /reduce                 JSON {op, length}; answers with the result. With {id[, root]}: this
+ *                                peer's call of collective reduction `id` (every peer calls it; root:
+ *                                a peer id, default this one): the result at the root, value null elsewhere
  *   POST /leave                  leaves gracefully, answers, then the daemon exits
  *   GET  /events                 SSE: deliver, broadcast-done, reduced, reduce-failed, member, ownership, tree, joined, left, evicted
  *   GET  /metrics                Prometheus text
@@ -183,11 +185,14 @@ export class ControlApi {
         const body = await readBody(req, 64 * 1024)
         let j: unknown
         try { j = JSON.parse(Buffer.from(body).toString('utf8')) } catch { throw new HttpError(400, 'body must be JSON {"op": "sum", "length": N}') }
-        const { op, length } = (j ?? {}) as { op?: unknown, length?: unknown }
+        const { op, length, id, root } = (j ?? {}) as { op?: unknown, length?: unknown, id?: unknown, root?: unknown }
         if (typeof op !== 'string' || op === '') throw new HttpError(400, 'op must be a non-empty string')
         if (typeof length !== 'number' || !Number.isInteger(length) || length < 1) throw new HttpError(400, 'length must be a positive integer')
-        const r = await n.reduce(op, length)
-        sendJson(res, 200, { id: r.id, value: Array.from(r.value), covered: r.covered.ranges, coveredSize: r.covered.size, durationMs: r.durationMs })
+        if (id !== undefined && typeof id !== 'string') throw new HttpError(400, 'id must be a string (a collective reduction)')
+        if (root !== undefined && (id === undefined || typeof root !== 'string')) throw new HttpError(400, 'root must be a peer id, with an id')
+        const r = id === undefined ? await n.reduce(op, length) : await n.reduceCollective({ id, root: root ?? n.id, op, length })
+        if (r === null) sendJson(res, 200, { id, root, value: null })
+        else sendJson(res, 200, { id: r.id, value: Array.from(r.value), covered: r.covered.ranges, coveredSize: r.covered.size, durationMs: r.durationMs })
         return
       }
       case 'POST /leave': {

@@ -181,7 +181,14 @@ A bad value exits with code 2 and names the field. Debug namespaces: DEBUG='tree
   clientCommand(program, 'reduce', 'Reduce one contribution per virtual node; prints the result')
     .requiredOption('--op <op>', 'sum, prod, min, max, band, bor, bxor')
     .requiredOption('--length <n>', 'elements of the reduced array', intArg('length'))
-    .action(async (o: ClientFlags & { op: string, length: number }) => { await client(o, async (c) => { print(await c.reduce(o.op, o.length)) }) })
+    .option('--id <name>', 'this daemon\'s call of collective reduction <name> (call it on every daemon; the root prints the result)')
+    .option('--root <peer>', 'with --id: the root\'s peer id (default: this daemon)')
+    .action(async (o: ClientFlags & { op: string, length: number, id?: string, root?: string }) => {
+      await client(o, async (c) => {
+        if (o.root !== undefined && o.id === undefined) throw new ConfigError('root', '--root needs --id')
+        print(o.id === undefined ? await c.reduce(o.op, o.length) : await c.reduceCollective(o.id, o.op, o.length, o.root))
+      })
+    })
   clientCommand(program, 'leave', 'Leave the overlay gracefully (hand the virtual nodes over); the daemon then exits')
     .action(async (o: ClientFlags) => { await client(o, async (c) => { print(await c.leave()) }) })
   clientCommand(program, 'events', 'Print the daemon\'s events as JSON lines until interrupted')

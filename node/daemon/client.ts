@@ -36,6 +36,8 @@ export interface PeerReply { id: string, self: boolean, connected: boolean, rttM
 export interface TreeReply { kind: 'lat' | 'bw', root: string, parent: string | null, children: string[], metric: number }
 export interface BroadcastReply { id: string, bytes: number, done?: boolean, durationMs?: number }
 export interface ReduceReply { id: string, value: number[], covered: Ranges, coveredSize: number, durationMs: number }
+/** A collective reduction's answer away from its root: the call is made, the result is the root's. */
+export interface CollectiveCallReply { id: string, root: string, value: null }
 export interface ServerEvent { type: string, data: Record<string, unknown> }
 
 export class TreecastClient {
@@ -75,6 +77,11 @@ export class TreecastClient {
 
   async reduce (op: string, length: number): Promise<ReduceReply> {
     return await this.json('POST', '/reduce', new TextEncoder().encode(JSON.stringify({ op, length })), 'application/json')
+  }
+
+  /** This daemon's call of collective reduction `id` (every daemon calls it; `root` defaults to this one). */
+  async reduceCollective (id: string, op: string, length: number, root?: string): Promise<ReduceReply | CollectiveCallReply> {
+    return await this.json('POST', '/reduce', new TextEncoder().encode(JSON.stringify({ op, length, id, ...(root !== undefined ? { root } : {}) })), 'application/json')
   }
 
   async leave (): Promise<{ drained: boolean }> { return await this.json('POST', '/leave') }
