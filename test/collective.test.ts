@@ -41,6 +41,15 @@ function expectOnceEach (counts: Map<number, number>, vnodes: number): void {
   for (let v = 0; v < vnodes; v++) expect(counts.get(v), `virtual node ${v}`).toBe(1)
 }
 
+/** Waits for `id`'s result at `root`: the right total, each virtual node contributed once, no overlap dropped at the root. */
+function expectCountedOnce (loop: Loop, id: string, root: PeerId, counts: Map<number, number>): void {
+  const r = waitFor(loop, id)
+  expect([...r.value]).toEqual(SUM23)
+  expectOnceEach(counts, 23)
+  expect(loop.core(root).reductions.stats.overlapsDropped).toBe(0)
+  loop.ok()
+}
+
 describe('collective reductions', () => {
   it('every peer calls it at once: the right total at the root, no start down the tree, sooner than a started one', () => {
     const { counts, opts } = counting('step-1')
@@ -98,11 +107,7 @@ describe('collective reductions', () => {
     const { counts, opts } = counting('spread')
     const loop = settled(23, opts)
     loop.running().forEach((p, i) => { loop.run(i * 30); call(loop, p, 'spread', 'p3') })
-    const r = waitFor(loop, 'spread')
-    expect([...r.value]).toEqual(SUM23)
-    expectOnceEach(counts, 23)
-    expect(loop.core('p3').reductions.stats.overlapsDropped).toBe(0)
-    loop.ok()
+    expectCountedOnce(loop, 'spread', 'p3', counts)
   })
 
   it('a leave after calling: the successor, calling later, does not contribute the leaver\'s virtual nodes again', () => {
@@ -112,11 +117,7 @@ describe('collective reductions', () => {
     loop.input('p3', (c) => c.leave(loop.now))
     loop.runUntil(() => loop.outputs('left', 'p3').length > 0, 5000, 'p3 left')
     for (const p of loop.running()) call(loop, p, 'leave', 'p0')
-    const r = waitFor(loop, 'leave')
-    expect([...r.value]).toEqual(SUM23)
-    expectOnceEach(counts, 23)
-    expect(loop.core('p0').reductions.stats.overlapsDropped).toBe(0)
-    loop.ok()
+    expectCountedOnce(loop, 'leave', 'p0', counts)
   })
 
   it('a join after its contact called: the joiner\'s share is not contributed twice', () => {
