@@ -305,13 +305,17 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     const incarnation = f.int(own(o, 'incarnation'), 'incarnation')
     return want === undefined ? { t: 'join', incarnation } : { t: 'join', incarnation, want: f.set(want, 'want') }
   },
-  facts: (o, f) => ({
-    t: 'facts',
-    vnodeCount: f.int(own(o, 'vnodeCount'), 'vnodeCount', 0, f.limits.vnodeUniverse),
-    members: f.list(own(o, 'members'), 'members', (x, p) => f.member(x, p)),
-    records: f.list(own(o, 'records'), 'records', (x, p) => f.record(x, p)),
-    welcome: f.bool(own(o, 'welcome'), 'welcome')
-  }),
+  facts: (o, f) => {
+    const msg = {
+      t: 'facts' as const,
+      vnodeCount: f.int(own(o, 'vnodeCount'), 'vnodeCount', 0, f.limits.vnodeUniverse),
+      members: f.list(own(o, 'members'), 'members', (x, p) => f.member(x, p)),
+      records: f.list(own(o, 'records'), 'records', (x, p) => f.record(x, p)),
+      welcome: f.bool(own(o, 'welcome'), 'welcome')
+    }
+    const claim = own(o, 'claim')
+    return claim === undefined ? msg : { ...msg, claim: f.bool(claim, 'claim') }
+  },
   give: (o, f) => ({ t: 'give', to: f.peer(own(o, 'to'), 'to'), ranges: f.set(own(o, 'ranges'), 'ranges') }),
   handoff: (o, f) => ({
     t: 'handoff',
@@ -319,6 +323,7 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     delivered: f.list(own(o, 'delivered'), 'delivered', (x, p) => f.delivered(x, p))
   }),
   'handoff-ack': (o, f) => ({ t: 'handoff-ack', version: f.int(own(o, 'version'), 'version'), ranges: f.set(own(o, 'ranges'), 'ranges') }),
+  'claim-ack': (o, f) => ({ t: 'claim-ack', version: f.int(own(o, 'version'), 'version'), ranges: f.set(own(o, 'ranges'), 'ranges') }),
   ping: (o, f) => ({ t: 'ping', nonce: nonce(o, f) }),
   pong: (o, f) => ({ t: 'pong', nonce: nonce(o, f) }),
   'probe-req': (o, f) => ({ t: 'probe-req', nonce: nonce(o, f) }),

@@ -109,11 +109,13 @@ function fieldsWire (msg: Message): Record<string, unknown> {
       vnodeCount: msg.vnodeCount,
       members: msg.members.map((m) => [m.peer, m.incarnation, m.status]),
       records: msg.records.map(recordWire),
-      welcome: msg.welcome
+      welcome: msg.welcome,
+      ...(msg.claim === true ? { claim: true } : {})
     }
     case 'give': return { to: msg.to, ranges: setBytes(msg.ranges) }
     case 'handoff': return { record: recordWire(msg.record), delivered: msg.delivered.map((d) => [d.streamId, setBytes(d.vnodes)]) }
-    case 'handoff-ack': return { version: msg.version, ranges: setBytes(msg.ranges) }
+    case 'handoff-ack':
+    case 'claim-ack': return { version: msg.version, ranges: setBytes(msg.ranges) }
     case 'ping':
     case 'pong':
     case 'probe-req': return { nonce: msg.nonce }
@@ -259,11 +261,12 @@ function fieldsSize (msg: Message): number {
     case 'join': return kn('incarnation', msg.incarnation) + (msg.want === undefined ? 0 : kset('want', msg.want))
     case 'facts': return kn('vnodeCount', msg.vnodeCount) + kbool('welcome') +
       str('members') + list(msg.members, (m) => 1 + str(m.peer) + num(m.incarnation) + str(m.status)) +
-      str('records') + list(msg.records, recordSize)
+      str('records') + list(msg.records, recordSize) + (msg.claim === true ? kbool('claim') : 0)
     case 'give': return ks('to', msg.to) + kset('ranges', msg.ranges)
     case 'handoff': return str('record') + recordSize(msg.record) +
       str('delivered') + list(msg.delivered, (d) => 1 + str(d.streamId) + set(d.vnodes))
-    case 'handoff-ack': return kn('version', msg.version) + kset('ranges', msg.ranges)
+    case 'handoff-ack':
+    case 'claim-ack': return kn('version', msg.version) + kset('ranges', msg.ranges)
     case 'ping':
     case 'pong':
     case 'probe-req': return kn('nonce', msg.nonce)

@@ -85,6 +85,7 @@ export class TreecastCore {
       self: this.self,
       get view () { return viewOf() },
       owned: () => this.ownership.owned,
+      claimed: () => this.ownership.claimed(),
       isAlive: (p) => this.members.isAlive(p),
       reachable: (p) => this.members.isAlive(p) || (this.members.statusOf(p) === 'left' && !this.ownership.isDeparted(p)),
       tree: (kind, root) => this.trees.get(kind, root),
@@ -155,10 +156,12 @@ export class TreecastCore {
       probeTargetGone: (now, peer) => this.probing.targetGone(now, peer),
       checkLeft: () => this.checkLeft(false),
       evicted: () => { this.stateValue = 'evicted'; this.out.push({ type: 'evicted' }) },
-      reject: (r) => this.reject(r)
+      reject: (r) => this.reject(r),
+      claimTimeoutMs: () => this.config.failureDetectionTimeoutMs,
+      setClaimTimer: (at) => this.timers.add(at, 'claim')
     })
     this.liveness = new Liveness({
-      awaited: () => [...this.streams.awaitedPeers(), ...this.reductions.awaitedPeers()], // unacknowledged data, partials under way
+      awaited: () => [...this.streams.awaitedPeers(), ...this.reductions.awaitedPeers(), ...this.ownership.claimAwaited()], // unacknowledged data, partials under way, claims' answers
       ping: (peer) => this.send(peer, { t: 'ping', nonce: 0 }),
       declareDead: (now, peer) => this.ownership.declareDead(now, peer),
       setTimer: (at) => this.timers.add(at, 'liveness')
@@ -176,9 +179,7 @@ export class TreecastCore {
 
   /** Takes the outputs produced since the last call. */
   takeOutputs (): Output[] {
-    const o = this.out
-    this.out = []
-    return o
+    const o = this.out; this.out = []; return o
   }
 
   /** When the driver should call `handleTimeout` next. */
@@ -331,6 +332,7 @@ export class TreecastCore {
       case 'give': this.ownership.onGive(msg); break
       case 'handoff': this.ownership.onHandoff(from, msg); break
       case 'handoff-ack': this.ownership.onHandoffAck(from); break
+      case 'claim-ack': this.ownership.onClaimAck(from, msg.version, msg.ranges); break
       case 'ping': this.probing.pinged(now, from); this.send(from, { t: 'pong', nonce: msg.nonce }); break
       case 'pong': this.probing.onPong(now, from, msg.nonce); break
       case 'probe-req': this.send(from, { t: 'probe-rep', nonce: msg.nonce, trees: this.trees.probeEntries(), padding: this.config.probeBytes, near: this.probing.requested(now, from) }); break
@@ -359,13 +361,8 @@ export class TreecastCore {
     if (this.members.statusOf(peer) === 'alive' && this.config.suspectGraceMs > 0) {
       // A closed connection may be a graceful leave whose facts are still on their way
       // (through a contact): wait a little before declaring a crash.
-      if (!this.suspects.has(peer)) {
-        this.suspects.set(peer, inc)
-        this.timers.add(now + this.config.suspectGraceMs, 'suspect', peer)
-      }
-    } else {
-      this.ownership.connectionLost(now, peer, inc)
-    }
+      if (!this.suspects.has(peer)) { this.suspects.set(peer, inc); this.timers.add(now + this.config.suspectGraceMs, 'suspect', peer) }
+    } else this.ownership.connectionLost(now, peer, inc)
     this.flush(now)
   }
 
@@ -389,6 +386,7 @@ export class TreecastCore {
         case 'liveness': this.liveness.check(now); break
         case 'park': this.parkArmed = false; if (this.streams.tick(now)) this.armPark(); break
         case 'leave': this.checkLeft(true); break
+        case 'claim': this.ownership.onClaimTimer(now); break
         case 'steady': this.probing.onSteadyTimer(now); break
         case 'tree': this.treeArmed = false; this.trees.flush(); break
         case 'suspect': {
@@ -425,7 +423,7 @@ export class TreecastCore {
 
   private checkLeft (timedOut: boolean): void {
     if (this.stateValue !== 'leaving') return
-    const drained = this.streams.activeCount === 0 && this.ownership.handoffsPending === 0
+    const drained = this.streams.activeCount === 0 && this.ownership.handoffsPending === 0 && this.ownership.claimsPending === 0
     if (!drained && !timedOut) return
     this.stateValue = 'left'
     this.out.push({ type: 'left', drained })
@@ -483,7 +481,7 @@ export class TreecastCore {
       for (const o of this.deferred) this.out.push(o)
       this.deferred = []
     }
-    this.liveness.arm(now, this.streams.awaitedPeers().size > 0 || this.reductions.activeCount > 0)
+    this.liveness.arm(now, this.streams.awaitedPeers().size > 0 || this.reductions.activeCount > 0 || this.ownership.claimsPending > 0)
   }
 
   private newId (): string {

@@ -15,7 +15,7 @@ export type { ProbeTreeEntry, TreeOp } from '../trees/tree-ops.ts'
 export type { NearHint } from './near-peers.ts'
 
 /** The wire version this core speaks; messages of any other version are rejected. */
-export const WIRE_VERSION = 1
+export const WIRE_VERSION = 2
 
 /** A member's status as one peer knows it. */
 export type MemberStatus = 'alive' | 'left' | 'dead'
@@ -38,6 +38,12 @@ export interface FactsMessage {
   readonly records: readonly OwnershipRecord[]
   /** True when this is the full snapshot sent to a joiner. */
   readonly welcome: boolean
+  /**
+   * True when the records are the sender's own crash take-over (a claim): the sender owns
+   * their ranges only once every member it knows alive answered with `claim-ack`, after
+   * sending it any record of its own that names another owner there (overlay/pending-claims.ts).
+   */
+  readonly claim?: boolean
 }
 
 /** Asks for the receiver's membership and ownership facts (a joiner re-syncing its view). */
@@ -51,6 +57,9 @@ export interface HandoffMessage { readonly t: 'handoff', readonly record: Owners
 
 /** The receiver of a hand-off confirms it. */
 export interface HandoffAckMessage { readonly t: 'handoff-ack', readonly version: number, readonly ranges: IntervalSet }
+
+/** The receiver of a claim (facts with `claim`) has applied it; any record it holds there naming another owner went just before. */
+export interface ClaimAckMessage { readonly t: 'claim-ack', readonly version: number, readonly ranges: IntervalSet }
 
 /** 1-byte latency probe and its answer; also used as a liveness check. */
 export interface PingMessage { readonly t: 'ping', readonly nonce: number }
@@ -195,7 +204,7 @@ export interface PullMessage {
 
 /** Every message a core sends or receives. */
 export type Message =
-  | JoinMessage | SyncMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage
+  | JoinMessage | SyncMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage | ClaimAckMessage
   | PingMessage | PongMessage | ProbeRequestMessage | ProbeReplyMessage
   | TreeMessage | ChunkMessage | AckMessage | PartialMessage | PullMessage | ReduceAckMessage
 

@@ -15,6 +15,8 @@ import type { Membership, MemberChange } from './membership.ts'
 import type { FactsMessage, GiveMessage, HandoffMessage, MemberFact, Message } from './messages.ts'
 import type { Output, OwnershipReason } from './outputs.ts'
 import type { Streams } from './streams.ts'
+import { PendingClaims, type PendingClaim } from './pending-claims.ts'
+import { Guesses } from './guesses.ts'
 
 /** How long a contact passes newly learnt facts on to a peer that joined through it. */
 export const JOINER_FORWARD_MS = 30_000
@@ -31,9 +33,6 @@ export const ORPHAN_VERSION_STEP = 1
 
 /** Joiners a contact passes new facts on to at most (the most recent ones). */
 export const MAX_RECENT_JOINERS = 256
-
-/** Guesses remembered (see OwnershipEngine `guesses`); the oldest is forgotten past it. */
-export const MAX_GUESSES = 256
 
 /** Orphan records remembered per assignee (rememberOrphan); older ones are forgotten. */
 export const MAX_ORPHAN_RECORDS = 64
@@ -65,6 +64,10 @@ export interface OwnershipHost {
   /** This peer's own incarnation was declared gone by another peer. */
   evicted (): void
   reject (reason: string): void
+  /** How long a take-over claim waits for answers at most (overlay/pending-claims.ts). */
+  claimTimeoutMs (): number
+  /** Calls `onClaimTimer` at `at`. */
+  setClaimTimer (at: number): void
 }
 
 /** The membership and ownership engine of one peer. */
@@ -81,14 +84,10 @@ export class OwnershipEngine {
   private readonly orphansTo = new Map<PeerId, OwnershipRecord[]>()
   /** Peers that left gracefully and whose connection has closed since (they forward nothing any more). */
   private readonly departed = new Set<PeerId>()
-  /**
-   * Virtual nodes whose record in this view is a successor this peer computed for another
-   * peer (takeOver with someone else as successor) and that no claim heard since has
-   * replaced, each with the version of the record the guess replaced. Nobody told that
-   * successor; a hand-off from a peer that really held such a range, newer than what the
-   * guess was built on, beats the guess (onHandoff). At most MAX_GUESSES (oldest dropped).
-   */
-  private readonly guesses: Array<{ ranges: IntervalSet, baseVersion: number }> = []
+  /** Successors this view guessed for others and told nobody (overlay/guesses.ts). */
+  private readonly guesses = new Guesses()
+  /** This peer's take-overs waiting for the members' answers before it owns them. */
+  private readonly claims = new PendingClaims()
 
   constructor (private readonly host: OwnershipHost) {}
 
@@ -97,6 +96,15 @@ export class OwnershipEngine {
 
   /** Hand-offs sent and not yet acknowledged. */
   get handoffsPending (): number { return this.handoffsUnacked.size }
+
+  /** Take-over claims still waiting for answers (a leaver waits for them). */
+  get claimsPending (): number { return this.claims.size }
+
+  /** Virtual nodes claimed by take-overs that have not settled yet. */
+  claimed (): IntervalSet { return this.claims.ranges() }
+
+  /** Members that a take-over claim waits for an answer from. */
+  claimAwaited (): Set<PeerId> { return this.claims.awaited() }
 
   /** Whether `peer` left gracefully and its connection has closed since. */
   isDeparted (peer: PeerId): boolean { return this.departed.has(peer) }
@@ -154,11 +162,59 @@ export class OwnershipEngine {
       if (change !== undefined) { changed = true; this.memberChanged(now, change) }
     }
     if (changed) this.forwardToJoiners(now, from, msg)
+    if (msg.claim === true) for (const rec of msg.records) this.answerClaim(from, rec)
+  }
+
+  /**
+   * Answers `from`'s take-over claim `rec` (applied already): first any record here that
+   * names another owner there, then the acknowledgement (pending-claims.ts).
+   */
+  private answerClaim (from: PeerId, rec: OwnershipRecord): void {
+    const other = this.host.view.recordsIn(rec.ranges).filter((r) => r.owner !== rec.owner)
+    if (other.length > 0) this.host.send(from, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: other, welcome: false })
+    this.host.send(from, { t: 'claim-ack', version: rec.version, ranges: rec.ranges })
+  }
+
+  /** A member answered this peer's claim. */
+  onClaimAck (from: PeerId, version: number, ranges: IntervalSet): void {
+    this.settle(this.claims.answered(from, version, ranges))
+  }
+
+  /** Claims that waited too long are settled without the missing answers. */
+  onClaimTimer (now: number): void {
+    this.settle(this.claims.expire(now - this.host.claimTimeoutMs()))
+  }
+
+  /**
+   * Settled claims: own what the view still gives this peer there, and hand the rest to
+   * whom the view names now, as if this peer had owned it and yielded (applyRecord): a
+   * record that beat the claim may be a successor some view only guessed, who would not
+   * know. Then do what waited (a leave, gives).
+   */
+  private settle (done: PendingClaim[]): void {
+    if (done.length === 0) return
+    const { view, self, members } = this.host
+    for (const c of done) {
+      for (const rec of view.recordsIn(c.record.ranges)) {
+        if (rec.owner === self || !members.isAlive(rec.owner)) continue
+        this.host.send(rec.owner, { t: 'handoff', record: rec, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), rec.ranges) })
+        this.handoffsUnacked.set(rec.owner, (this.handoffsUnacked.get(rec.owner) ?? 0) + 1)
+      }
+      const mine = view.partition(c.record.ranges).get(self) ?? IntervalSet.EMPTY
+      const gained = mine.difference(this.ownedValue).difference(this.claims.ranges())
+      if (!gained.isEmpty) this.setOwned(this.ownedValue.union(gained), 'takeover')
+      if (this.host.isLeaving()) {
+        if (this.leaveTarget === undefined || !members.isAlive(this.leaveTarget)) this.leaveTarget = successorOf(self, members.alive())
+        if (this.leaveTarget !== undefined) this.handoffTo(this.leaveTarget, gained)
+      }
+      for (const g of c.gives) if (members.isAlive(g.to)) this.handoffTo(g.to, g.ranges)
+    }
+    this.host.checkLeft()
   }
 
   /** A peer asks this one to hand `msg.ranges` (what of them it owns) to `msg.to`. */
   onGive (msg: GiveMessage): void {
-    if (this.host.members.isAlive(msg.to)) this.handoffTo(msg.to, msg.ranges)
+    if (this.host.members.isAlive(msg.to)) this.handoffTo(msg.to, this.claims.deferGive(msg.to, msg.ranges))
     else this.host.reject('give-to-non-member')
   }
 
@@ -189,13 +245,13 @@ export class OwnershipEngine {
       if (change !== undefined) this.memberChanged(now, change)
     }
     const won = view.apply(rec)
-    this.heard(rec)
+    this.guesses.heard(this.host.view, rec)
     if (won.isEmpty) return false
     const status = members.statusOf(rec.owner)
     if ((status === 'left' || status === 'dead') && (rec.ownerIncarnation === undefined || rec.ownerIncarnation <= members.incarnationOf(rec.owner))) {
       // Handed to a peer that is already gone (a leaver's successor that left or crashed
       // unnoticed): nobody would ever own it. The successor rule takes it, everywhere alike.
-      this.takeOver(rec.owner, ORPHAN_VERSION_STEP, members.incarnationOf(rec.owner))
+      this.takeOver(now, rec.owner, ORPHAN_VERSION_STEP, members.incarnationOf(rec.owner))
       return true
     }
     if (rec.owner === self) return true
@@ -226,14 +282,15 @@ export class OwnershipEngine {
     }
     this.host.trees.removeRoot(c.peer)
     this.host.probeTargetGone(now, c.peer)
-    if (c.after === 'left') this.rehomeOrphansOf(c.peer)
+    this.settle(this.claims.gone(c.peer))
+    if (c.after === 'left') this.rehomeOrphansOf(now, c.peer)
     else this.orphansTo.delete(c.peer)
     // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed
     // by the successor rule (applyRecord), so a leaver need not wait for it.
     if (this.handoffsUnacked.delete(c.peer)) this.host.checkLeft()
     const wasParent = this.host.trees.peerGone(c.peer)
     if (c.after === 'dead') {
-      this.takeOver(c.peer, CLAIM_VERSION_STEP, c.incarnation)
+      this.takeOver(now, c.peer, CLAIM_VERSION_STEP, c.incarnation)
       this.host.streams.peerGone(c.peer)
     }
     if (wasParent && this.host.isRunning()) this.host.triggerProbing(now)
@@ -246,7 +303,7 @@ export class OwnershipEngine {
    * `incarnation` of `dead` or an older one is taken: a restarted incarnation keeps what it
    * was given since.
    */
-  private takeOver (dead: PeerId, step: number, incarnation: number, only?: IntervalSet): void {
+  private takeOver (now: number, dead: PeerId, step: number, incarnation: number, only?: IntervalSet): void {
     const { members, view, self } = this.host
     const ranges = only ?? view.rangesOf(dead, incarnation)
     if (ranges.isEmpty) return
@@ -254,17 +311,15 @@ export class OwnershipEngine {
     if (succ === undefined) return
     const record: OwnershipRecord = { ranges, owner: succ, version: view.maxVersionIn(ranges) + step, ownerIncarnation: members.incarnationOf(succ) }
     const won = view.apply(record)
-    if (succ === self) this.unguess(won)
-    else if (!won.isEmpty) {
-      this.guesses.push({ ranges: won, baseVersion: record.version - step })
-      if (this.guesses.length > MAX_GUESSES) this.guesses.shift()
-    }
+    if (succ === self) this.guesses.forget(won)
+    else this.guesses.add(won, record.version - step)
     if (succ !== self && step === ORPHAN_VERSION_STEP) this.rememberOrphan(succ, record)
     if (succ === self) {
-      this.setOwned(this.ownedValue.union(ranges), 'takeover')
-      // Every survivor computes the same record, unless views differ (concurrent restarts):
-      // the new owner states its claim, so that differing views converge.
-      this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [record], welcome: false })
+      // Every survivor computes the same record, unless views differ (concurrent restarts,
+      // a stale snapshot): the claim is stated to all and owned once they answered.
+      this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [record], welcome: false, claim: true })
+      this.host.setClaimTimer(now + this.host.claimTimeoutMs())
+      this.settle(this.claims.add(now, record, members.alive().filter((p) => p !== self)))
     }
   }
 
@@ -290,14 +345,14 @@ export class OwnershipEngine {
    * when it waits for that very data). Re-homed by the successor rule among the members
    * alive now; claims by the actual owners (hand-offs, crash take-overs) beat it.
    */
-  private rehomeOrphansOf (peer: PeerId): void {
+  private rehomeOrphansOf (now: number, peer: PeerId): void {
     const list = this.orphansTo.get(peer)
     if (list === undefined) return
     this.orphansTo.delete(peer)
     for (const rec of list) {
       const still = this.host.view.partition(rec.ranges).get(peer)
       if (still === undefined || still.isEmpty || this.host.view.maxVersionIn(still) !== rec.version) continue
-      this.takeOver(peer, ORPHAN_VERSION_STEP, this.host.members.incarnationOf(peer), still)
+      this.takeOver(now, peer, ORPHAN_VERSION_STEP, this.host.members.incarnationOf(peer), still)
     }
   }
 
@@ -317,7 +372,7 @@ export class OwnershipEngine {
       // Anything still recorded as the leaver's (a hand-off that reached it after it left)
       // would have no owner: the successor rule takes it, as after a crash. Before the
       // streams re-route what the leaver had not acknowledged, so they route it there.
-      this.takeOver(peer, ORPHAN_VERSION_STEP, incarnation)
+      this.takeOver(now, peer, ORPHAN_VERSION_STEP, incarnation)
       this.host.streams.peerGone(peer)
       this.host.trees.peerGone(peer)
     }
@@ -351,7 +406,7 @@ export class OwnershipEngine {
     if (give.isEmpty || to === this.host.self) return
     const record: OwnershipRecord = { ranges: give, owner: to, version: this.host.view.maxVersionIn(give) + CLAIM_VERSION_STEP, ownerIncarnation: this.host.members.incarnationOf(to) }
     this.host.view.apply(record)
-    this.heard(record)
+    this.guesses.heard(this.host.view, record)
     const msg: HandoffMessage = { t: 'handoff', record, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), give) }
     this.host.send(to, msg)
     this.handoffsUnacked.set(to, (this.handoffsUnacked.get(to) ?? 0) + 1)
@@ -363,7 +418,7 @@ export class OwnershipEngine {
   onHandoff (from: PeerId, msg: HandoffMessage): void {
     const { members, view, self, streams } = this.host
     view.apply(msg.record)
-    this.heard(msg.record)
+    this.guesses.heard(this.host.view, msg.record)
     // Where the sender still owns what it just gave, its record lost a tie here: survivors
     // that saw two crashes in different orders gave the same range different versions (one
     // +1000 per take-over), and the sender's +1000 can equal a version another view already
@@ -375,7 +430,7 @@ export class OwnershipEngine {
     // stack guesses above the versions of the real claims. The sender held it; a guess
     // named a peer that may not even know. Not where the hand-off is no newer than the
     // record the guess replaced: then it is a late one, about a range that moved since.
-    const guessedBefore = this.guessedBelow(msg.record.version)
+    const guessedBefore = this.guesses.below(msg.record.version)
     let reclaim = IntervalSet.EMPTY
     for (const [owner, part] of view.partition(msg.record.ranges)) {
       if (owner === self || from === self) continue
@@ -384,13 +439,15 @@ export class OwnershipEngine {
     if (!reclaim.isEmpty) {
       const claim: OwnershipRecord = { ranges: reclaim, owner: self, version: view.maxVersionIn(reclaim) + CLAIM_VERSION_STEP, ownerIncarnation: this.host.incarnation() }
       view.apply(claim)
-      this.heard(claim)
+      this.guesses.heard(this.host.view, claim)
       this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [claim], welcome: false })
     }
     const mine = view.partition(msg.record.ranges).get(self) ?? IntervalSet.EMPTY
-    const gained = mine.difference(this.ownedValue)
+    // What a claim of this peer's still waits for is owned when the claim settles (a peer
+    // yielding to the claim hands it over first); its delivery record is taken now.
+    const gained = mine.difference(this.ownedValue).difference(this.claims.ranges())
     for (const d of msg.delivered) {
-      const part = d.vnodes.intersection(gained)
+      const part = d.vnodes.intersection(mine.difference(this.ownedValue))
       if (!part.isEmpty) streams.delivered.set(d.streamId, streams.delivered.get(d.streamId).union(part))
     }
     this.host.send(from, { t: 'handoff-ack', version: msg.record.version, ranges: msg.record.ranges })
@@ -404,33 +461,6 @@ export class OwnershipEngine {
       }
     }
     if (!gained.isEmpty) this.setOwned(this.ownedValue.union(gained), 'handoff-in')
-  }
-
-  /**
-   * A record from elsewhere (or this peer's own claim) was applied: where the view now names
-   * its owner, the record won or confirmed the guess (the real claim of the successor
-   * this view guessed ties with the guess), so it is no guess any more.
-   */
-  private heard (rec: OwnershipRecord): void {
-    if (this.guesses.length === 0) return
-    const named = this.host.view.partition(rec.ranges).get(rec.owner)
-    if (named !== undefined) this.unguess(named)
-  }
-
-  private unguess (set: IntervalSet): void {
-    if (set.isEmpty) return
-    for (let i = this.guesses.length - 1; i >= 0; i--) {
-      const g = this.guesses[i] as { ranges: IntervalSet, baseVersion: number }
-      g.ranges = g.ranges.difference(set)
-      if (g.ranges.isEmpty) this.guesses.splice(i, 1)
-    }
-  }
-
-  /** Guessed virtual nodes whose guess replaced a record older than `version`. */
-  private guessedBelow (version: number): IntervalSet {
-    let out = IntervalSet.EMPTY
-    for (const g of this.guesses) if (g.baseVersion < version) out = out.union(g.ranges)
-    return out
   }
 
   /** Sets the owned virtual nodes and outputs the change (always for 'initial'). */

@@ -72,6 +72,8 @@ export interface StreamHost {
   readonly self: PeerId
   readonly view: OwnershipMap
   owned (): IntervalSet
+  /** Virtual nodes this peer has claimed (crash take-overs) and does not own yet (overlay/pending-claims.ts). */
+  claimed (): IntervalSet
   isAlive (peer: PeerId): boolean
   /**
    * Whether point-to-point data for a virtual node this peer's view assigns to `peer` can
@@ -309,6 +311,17 @@ export class Streams {
     inc.pending = inc.pending.union(fresh)
     let rest = set.difference(mine)
     let forwarded = IntervalSet.EMPTY
+    const claimed = this.host.claimed()
+    if (!claimed.isEmpty && rest.intersects(claimed)) {
+      // Named this peer's own in its view, not owned until the claim settles: held here,
+      // not sent down a tree whose reach sets may still list them (they would come back).
+      const held = this.host.view.partition(rest.intersection(claimed)).get(this.host.self)
+      if (held !== undefined) {
+        inc.wait = inc.wait.union(held)
+        this.host.wantPark()
+        rest = rest.difference(held)
+      }
+    }
     if (t.mode !== 'direct' && !rest.isEmpty) {
       const st = this.host.tree(t.mode, t.origin)
       if (st !== undefined) {

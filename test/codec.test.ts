@@ -8,7 +8,7 @@ import type { CodecLimits } from '../overlay/codec.ts'
 import { REJECT_REASONS, WireError } from '../overlay/wire-errors.ts'
 import type { RejectReason } from '../overlay/wire-errors.ts'
 import { WIRE_VERSION } from '../overlay/messages.ts'
-import type { Message, MessageType, ProbeTreeEntry, StreamOpen, TreeOp } from '../overlay/messages.ts'
+import type { FactsMessage, Message, MessageType, ProbeTreeEntry, StreamOpen, TreeOp } from '../overlay/messages.ts'
 import { MAX_NEAR_HINTS } from '../overlay/near-peers.ts'
 
 /** Comparable form: interval sets and byte arrays become plain data. */
@@ -86,6 +86,7 @@ const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
     delivered: [{ streamId: 'p1/3', vnodes: S2 }, { streamId: 'p2/0', vnodes: IntervalSet.range(0, 5) }]
   },
   'handoff-ack': { t: 'handoff-ack', version: 8, ranges: S1 },
+  'claim-ack': { t: 'claim-ack', version: 2012, ranges: S2 },
   ping: { t: 'ping', nonce: 1 },
   pong: { t: 'pong', nonce: 2 ** 40 },
   'probe-req': { t: 'probe-req', nonce: 77 },
@@ -233,10 +234,10 @@ const arbMessage: fc.Arbitrary<Message> = fc.oneof(
     members: fc.array(fc.record({ peer: arbPeer, incarnation: arbCount, status: fc.constantFrom('alive' as const, 'left' as const, 'dead' as const) }), { maxLength: 8 }),
     records: fc.array(arbRecord, { maxLength: 8 }),
     welcome: fc.boolean()
-  }),
+  }).chain((m) => fc.constantFrom<FactsMessage>(m, { ...m, claim: true })),
   fc.record({ t: fc.constant('give' as const), to: arbPeer, ranges: arbSet }),
   fc.record({ t: fc.constant('handoff' as const), record: arbRecord, delivered: fc.array(fc.record({ streamId: arbId, vnodes: arbSet }), { maxLength: 5 }) }),
-  fc.record({ t: fc.constant('handoff-ack' as const), version: arbCount, ranges: arbSet }),
+  fc.record({ t: fc.constantFrom('handoff-ack' as const, 'claim-ack' as const), version: arbCount, ranges: arbSet }),
   fc.record({ t: fc.constantFrom('ping' as const, 'pong' as const, 'probe-req' as const), nonce: arbSafeInt }),
   fc.record({
     t: fc.constant('probe-rep' as const),
@@ -380,8 +381,9 @@ describe('rejections', () => {
   })
 
   it('wrong or missing version', () => {
-    rejects(cborEncode({ v: 2, t: 'ping', nonce: 1 }), 'version')
-    rejects(cborEncode({ v: '1', t: 'ping', nonce: 1 }), 'version')
+    rejects(cborEncode({ v: WIRE_VERSION + 1, t: 'ping', nonce: 1 }), 'version')
+    rejects(cborEncode({ v: WIRE_VERSION - 1, t: 'ping', nonce: 1 }), 'version')
+    rejects(cborEncode({ v: String(WIRE_VERSION), t: 'ping', nonce: 1 }), 'version')
     rejects(cborEncode({ t: 'ping', nonce: 1 }), 'version')
   })
 

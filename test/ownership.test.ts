@@ -231,6 +231,27 @@ describe('OwnershipMap', () => {
       expect(loads).toBe(SIZE)
     }), { numRuns: 150 })
   })
+
+  it('property: recordsIn covers the set exactly, in order, each piece with the owner and version of every virtual node in it', () => {
+    fc.assert(fc.property(fc.array(arbRecord, { maxLength: 8 }), arbRanges, (records, set) => {
+      const m = OwnershipMap.fromRecords(SIZE, [rec(IntervalSet.range(0, SIZE), 'a', 0), ...records])
+      const inRange = set.intersection(IntervalSet.range(0, SIZE))
+      let union = IntervalSet.EMPTY
+      let last = -1
+      for (const r of m.recordsIn(set)) {
+        expect(r.ranges.rangeCount).toBe(1)
+        expect(r.ranges.min as number).toBeGreaterThan(last)
+        last = r.ranges.max as number
+        expect(union.intersects(r.ranges)).toBe(false)
+        for (const v of r.ranges.values()) {
+          expect(m.ownerOf(v)).toBe(r.owner)
+          expect(m.versionOf(v)).toBe(r.version)
+        }
+        union = union.union(r.ranges)
+      }
+      expect(union.equals(inRange)).toBe(true)
+    }), { numRuns: 150 })
+  })
 })
 
 describe('initialAssignment', () => {

@@ -338,13 +338,14 @@ describe('simulated scenarios', () => {
  * deterministically because of a bug, not fixed here.
  */
 describe('saved swarm failures', () => {
-  // KNOWN ISSUE (core): seed 112. Two adjacent peers (p0003, p0004) crash and restart
-  // before their crashes are noticed. Survivors learn the restarts in different orders and
-  // compute different successors for p0003's old range: p0004's new incarnation takes
-  // virtual node 3 while p0005 does too. The take-over claims are fanned out, so the
-  // views converge and p0004 hands it on, but for a moment two peers own it (one
-  // violation). No delivery is lost or duplicated any more.
-  it.fails('swarm-112: crash and quick restart of two peers, no duplicate delivery', () => {
+  // Fixed bug (core), kept as a regression test: seed 112. Two adjacent peers (p0003,
+  // p0004) crash and restart before their crashes are noticed. Survivors learn the
+  // restarts in different orders and compute different successors for p0003's old range:
+  // p0004's new incarnation took virtual node 3 while p0005 did too, and for a moment two
+  // peers owned it. A take-over is now a claim owned only once every member answered
+  // (overlay/pending-claims.ts); seeds 310, 936, 1039, 1791 and 1833 of SWARM_SEEDS=2000
+  // were the same case.
+  it('swarm-112: crash and quick restart of two peers, one owner throughout', () => {
     expectClean('swarm-112', run('swarm-112').report)
   })
 
@@ -390,5 +391,14 @@ describe('saved swarm failures', () => {
     // between two peers that each thought the other owned two virtual nodes (1344).
     expectClean('swarm-1270', run('swarm-1270').report)
     expectClean('swarm-1344', run('swarm-1344').report)
+  })
+
+  it('swarm-908: data for a virtual node claimed and not owned yet waits at the claimer', () => {
+    // Found once take-overs waited for agreement (overlay/pending-claims.ts): p0006 had
+    // claimed p0005's virtual node 5; a broadcast's part for it came to p0006, which sent
+    // it down its tree (its child's reach set still listed p0005's range), and the peer
+    // there sent it back point-to-point to the owner its view named, p0006: a loop until
+    // the hop limit, and virtual node 5 never got the broadcast. Claimed parts now wait.
+    expectClean('swarm-908', run('swarm-908').report)
   })
 })

@@ -114,6 +114,22 @@ export class OwnershipMap {
     return out
   }
 
+  /** The records covering `set`, clipped to it, one per segment of this view (in order). */
+  recordsIn (set: IntervalSet): OwnershipRecord[] {
+    const out: OwnershipRecord[] = []
+    for (const [s, e] of set.ranges) {
+      for (let i = Math.max(0, this.indexOf(s)); i < this.segments.length; i++) {
+        const seg = this.segments[i]
+        if (seg === undefined || seg.start >= e) break
+        const lo = Math.max(s, seg.start)
+        const hi = Math.min(e, seg.end)
+        if (lo >= hi) continue
+        out.push({ ranges: IntervalSet.range(lo, hi), owner: seg.owner, version: seg.version, ...(seg.ownerIncarnation !== undefined ? { ownerIncarnation: seg.ownerIncarnation } : {}) })
+      }
+    }
+    return out
+  }
+
   /** Number of virtual nodes each owner holds. */
   loads (): Map<PeerId, number> {
     const out = new Map<PeerId, number>()
