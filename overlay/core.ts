@@ -161,7 +161,7 @@ export class TreecastCore {
       setClaimTimer: (at) => this.timers.add(at, 'claim')
     })
     this.liveness = new Liveness({
-      awaited: () => [...this.streams.awaitedPeers(), ...this.reductions.awaitedPeers(), ...this.ownership.claimAwaited()], // unacknowledged data, partials under way, claims' answers
+      awaited: () => [...this.streams.awaitedPeers(), ...this.reductions.awaitedPeers()], // unacknowledged data, partials under way
       ping: (peer) => this.send(peer, { t: 'ping', nonce: 0 }),
       declareDead: (now, peer) => this.ownership.declareDead(now, peer),
       setTimer: (at) => this.timers.add(at, 'liveness')
@@ -481,7 +481,7 @@ export class TreecastCore {
       for (const o of this.deferred) this.out.push(o)
       this.deferred = []
     }
-    this.liveness.arm(now, this.streams.awaitedPeers().size > 0 || this.reductions.activeCount > 0 || this.ownership.claimsPending > 0)
+    this.liveness.arm(now, this.streams.awaitedPeers().size > 0 || this.reductions.activeCount > 0)
   }
 
   private newId (): string {

@@ -103,9 +103,6 @@ export class OwnershipEngine {
   /** Virtual nodes claimed by take-overs that have not settled yet. */
   claimed (): IntervalSet { return this.claims.ranges() }
 
-  /** Members that a take-over claim waits for an answer from. */
-  claimAwaited (): Set<PeerId> { return this.claims.awaited() }
-
   /** Whether `peer` left gracefully and its connection has closed since. */
   isDeparted (peer: PeerId): boolean { return this.departed.has(peer) }
 
@@ -134,7 +131,7 @@ export class OwnershipEngine {
     this.host.send(joiner, { t: 'facts', vnodeCount: vnodes, members: members.facts(), records: this.host.view.records(), welcome: true })
     if (want !== undefined && !want.isEmpty) {
       for (const [owner, part] of this.host.view.partition(want.intersection(IntervalSet.range(0, vnodes)))) {
-        if (owner === this.host.self) this.handoffTo(joiner, part)
+        if (owner === this.host.self) this.handoffTo(joiner, this.claims.deferGive(joiner, part))
         else if (members.isAlive(owner) && owner !== joiner) this.host.send(owner, { t: 'give', to: joiner, ranges: part })
       }
       return
@@ -162,17 +159,18 @@ export class OwnershipEngine {
       if (change !== undefined) { changed = true; this.memberChanged(now, change) }
     }
     if (changed) this.forwardToJoiners(now, from, msg)
-    if (msg.claim === true) for (const rec of msg.records) this.answerClaim(from, rec)
+    // To the claimer itself: a contact passes claims on to its recent joiners.
+    if (msg.claim === true) for (const rec of msg.records) if (rec.owner !== this.host.self) this.answerClaim(rec.owner, rec)
   }
 
   /**
    * Answers `from`'s take-over claim `rec` (applied already): first any record here that
    * names another owner there, then the acknowledgement (pending-claims.ts).
    */
-  private answerClaim (from: PeerId, rec: OwnershipRecord): void {
+  private answerClaim (claimer: PeerId, rec: OwnershipRecord): void {
     const other = this.host.view.recordsIn(rec.ranges).filter((r) => r.owner !== rec.owner)
-    if (other.length > 0) this.host.send(from, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: other, welcome: false })
-    this.host.send(from, { t: 'claim-ack', version: rec.version, ranges: rec.ranges })
+    if (other.length > 0) this.host.send(claimer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: other, welcome: false })
+    this.host.send(claimer, { t: 'claim-ack', version: rec.version, ranges: rec.ranges })
   }
 
   /** A member answered this peer's claim. */
@@ -207,7 +205,15 @@ export class OwnershipEngine {
         if (this.leaveTarget === undefined || !members.isAlive(this.leaveTarget)) this.leaveTarget = successorOf(self, members.alive())
         if (this.leaveTarget !== undefined) this.handoffTo(this.leaveTarget, gained)
       }
-      for (const g of c.gives) if (members.isAlive(g.to)) this.handoffTo(g.to, g.ranges)
+      // Gives that waited: what is owned now goes, what another pending claim covers waits
+      // for it, and what the view names another peer for is asked of that peer.
+      for (const g of c.gives) {
+        if (!members.isAlive(g.to)) continue
+        for (const [owner, part] of view.partition(g.ranges)) {
+          if (owner === self) this.handoffTo(g.to, this.claims.deferGive(g.to, part))
+          else if (owner !== g.to && members.isAlive(owner)) this.host.send(owner, { t: 'give', to: g.to, ranges: part })
+        }
+      }
     }
     this.host.checkLeft()
   }
@@ -274,6 +280,9 @@ export class OwnershipEngine {
     }
     this.host.emit({ type: 'member', peer: c.peer, status: c.after })
     if (c.after === 'alive') {
+      // A member learnt of while a claim waits may hold its ranges already (a joiner given
+      // them): it is asked too, and waited for.
+      for (const rec of this.claims.awaitAlso(c.peer)) this.host.send(c.peer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [rec], welcome: false, claim: true })
       this.departed.delete(c.peer)
       this.orphansTo.delete(c.peer)
       this.host.trees.ensureRoot(c.peer)

@@ -21,10 +21,16 @@
  * and not owned yet waits at the claimer (streams park what the view names as the
  * peer's own but the peer does not own).
  *
+ * A member learnt of while a claim waits (a joiner, perhaps given some of those ranges
+ * already) is sent the claim and waited for too. Members answer the claimer named in the
+ * record, whoever passed the claim on (a contact forwards facts to its recent joiners).
+ *
  * Bounded: at most MAX_PENDING_CLAIMS wait at once, each at most the failure-detection
  * timeout; past either the claim is settled without the missing answers (the old
- * behaviour: own at once). A member that hangs is caught sooner: the members a claim
- * waits for are awaited peers, watched for silence like receivers of data.
+ * behaviour: own at once), so a member that never answers (hung, or a joiner whose
+ * buffer overflowed) delays a take-over by that timeout, data for those virtual nodes
+ * waiting meanwhile. At most MAX_GIVES_PER_CLAIM gives wait per claim (later ones are
+ * dropped: that rejoiner gets less than it asked for).
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
@@ -54,10 +60,17 @@ export class PendingClaims {
   /** Claims waiting. */
   get size (): number { return this.claims.length }
 
-  /** Every member still awaited by some claim. */
-  awaited (): Set<PeerId> {
-    const out = new Set<PeerId>()
-    for (const c of this.claims) for (const p of c.waiting) out.add(p)
+  /**
+   * `peer` became a member (alive) while claims wait: every waiting claim waits for its
+   * answer too. Returns those claims' records, to send it.
+   */
+  awaitAlso (peer: PeerId): OwnershipRecord[] {
+    const out: OwnershipRecord[] = []
+    for (const c of this.claims) {
+      if (c.waiting.has(peer)) continue
+      c.waiting.add(peer)
+      out.push(c.record)
+    }
     return out
   }
 
