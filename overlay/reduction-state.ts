@@ -4,7 +4,7 @@
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import type { CollectiveShape, CombinePlan, ReduceStart } from './messages.ts'
+import type { CollectiveShape, CombinePlan, PartialMessage, ReduceStart } from './messages.ts'
 
 /**
  * Longest array a single partial may carry whole: reduceSegmentBytes is at most 1 MiB, and
@@ -96,6 +96,19 @@ export const PULL_PATIENCE = 16
 /** Elements in segment `k` of `r`. */
 export function segLength (r: Red, k: number): number {
   return Math.min(r.segLen, r.start.length - k * r.segLen)
+}
+
+/** Segment `k` of `r`'s partial covering `covered` (the whole array when unsegmented). */
+export function partialOf (r: Red, k: number, covered: IntervalSet, value: Float64Array): PartialMessage {
+  const base: PartialMessage = { t: 'partial', id: r.id, root: r.root, op: r.start.op, covered, value }
+  const msg = r.collective ? { ...base, coll: shapeOf(r.start) } : base
+  return r.segs.length === 1 ? msg : { ...msg, seg: k }
+}
+
+/** Whether `r`'s partials went to anyone but `to`. */
+export function sentElsewhere (r: Red, to: PeerId): boolean {
+  for (const p of r.sentTo) if (p !== to) return true
+  return false
 }
 
 export function allSent (r: Red): boolean {

@@ -31,7 +31,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
 import type { CombinePlan, Message, PartialMessage, PullMessage, ReduceAckMessage, ReduceStart } from './messages.ts'
 import type { OpRegistry } from './reduce-ops.ts'
-import { allSent, collectiveStart, concat, coveredAll, MAX_UNSEGMENTED_LENGTH, newRed, PULL_PATIENCE, segLength, shapeOf, viaOf, type Red, type Seg } from './reduction-state.ts'
+import { allSent, collectiveStart, concat, coveredAll, MAX_UNSEGMENTED_LENGTH, newRed, partialOf, PULL_PATIENCE, segLength, sentElsewhere, viaOf, type Red, type Seg } from './reduction-state.ts'
 
 export { MAX_UNSEGMENTED_LENGTH, PULL_PATIENCE, reduceStart } from './reduction-state.ts'
 
@@ -191,7 +191,7 @@ export class Reductions {
    */
   partOf (id: string): IntervalSet {
     const r = this.active.get(id)
-    return r === undefined || this.sentElsewhere(r, this.target(r)) ? IntervalSet.EMPTY : r.expected.union(r.own)
+    return r === undefined || sentElsewhere(r, this.target(r)) ? IntervalSet.EMPTY : r.expected.union(r.own)
   }
 
   /**
@@ -214,7 +214,7 @@ export class Reductions {
    */
   partialAway (id: string, from: PeerId): boolean {
     const r = this.active.get(id)
-    return r === undefined || this.target(r) !== from || this.sentElsewhere(r, from)
+    return r === undefined || this.target(r) !== from || sentElsewhere(r, from)
   }
 
   /** Where this peer's partial of reduction `id` goes (undefined: not active here). */
@@ -251,11 +251,13 @@ export class Reductions {
       this.host.send(msg.root, msg)
       return
     }
-    // (A pull's answer carries no shape, whatever the reduction.)
+    // (A pull's answer carries no shape, whatever the reduction.) An empty partial (nothing
+    // covered, no value) only reports that its sender has nothing more to send.
+    const empty = msg.covered.isEmpty && msg.value.length === 0
     if (msg.op !== r.start.op || msg.root !== r.root ||
       (msg.coll !== undefined && (!r.collective || msg.coll.length !== r.start.length || msg.coll.segment !== r.start.segment))) { this.host.reject('partial-mismatch'); return }
     const seg = msg.seg
-    if (seg === undefined ? msg.value.length !== r.start.length : seg >= r.segs.length || msg.value.length !== segLength(r, seg)) { this.host.reject('partial-mismatch'); return }
+    if (seg === undefined ? !empty && msg.value.length !== r.start.length : seg >= r.segs.length || (!empty && msg.value.length !== segLength(r, seg))) { this.host.reject('partial-mismatch'); return }
     if (!IntervalSet.range(0, this.host.vnodeCount()).containsAll(msg.covered)) { this.host.reject('partial-out-of-range'); return }
     // A receiver sends each segment of its partial once: whatever of its part is still
     // missing after its last segment comes late, if at all, and is not waited for.
@@ -401,13 +403,7 @@ export class Reductions {
       return
     }
     this.stats.partialsForwarded++
-    this.host.send(this.target(r), this.partial(r, k, covered, Float64Array.from(value)))
-  }
-
-  private partial (r: Red, k: number, covered: IntervalSet, value: Float64Array): PartialMessage {
-    const base: PartialMessage = { t: 'partial', id: r.id, root: r.root, op: r.start.op, covered, value }
-    const msg = r.collective ? { ...base, coll: shapeOf(r.start) } : base
-    return r.segs.length === 1 ? msg : { ...msg, seg: k }
+    this.host.send(this.target(r), partialOf(r, k, covered, Float64Array.from(value)))
   }
 
   private check (now: number, r: Red): void {
@@ -432,15 +428,16 @@ export class Reductions {
   private sendSeg (r: Red, k: number): void {
     const s = r.segs[k] as Seg
     s.sent = true
-    if (s.acc === null || s.covered.isEmpty) return
+    if (s.acc === null || s.covered.isEmpty) {
+      // Nothing to send (what this peer waited for went with a crashed peer, and was pulled
+      // or taken by its new owner): the peer that sent the start waits for this one while it
+      // is alive, so it is told, by an empty partial (swarm seed 2061: a root waited for ever).
+      if (!r.collective) this.host.send(this.target(r), partialOf(r, k, IntervalSet.EMPTY, new Float64Array(0)))
+      return
+    }
     const to = this.target(r)
     r.sentTo.add(to)
-    this.host.send(to, this.partial(r, k, s.covered, s.acc))
-  }
-
-  private sentElsewhere (r: Red, to: PeerId): boolean {
-    for (const p of r.sentTo) if (p !== to) return true
-    return false
+    this.host.send(to, partialOf(r, k, s.covered, s.acc))
   }
 
   /** The sibling of a combining plan, else the peer the start came from, else the root, whichever is alive first. */

@@ -214,6 +214,29 @@ describe('Reductions: pulls back off', () => {
     expect(pullsTo()).toEqual(['b', 'c', 'd', 'b'])
   })
 
+  it('a peer whose whole part went with a crashed receiver says so by an empty partial, and is not waited for any more (swarm seed 2061)', () => {
+    const start = reduceStart('sum', 0, 2, 1024)
+    // c had the start from b, had nothing of its own to contribute, and forwarded 6-7 to d,
+    // which acknowledged and crashed (its virtual nodes were pulled by the root meanwhile).
+    const c = fixture('c')
+    c.red.onRouted(0, 'r', 'a', start, 'b', IntervalSet.EMPTY, IntervalSet.range(6, 8))
+    c.red.onStartAcked('r', 'd', IntervalSet.range(6, 8))
+    c.alive.delete('d')
+    c.red.onTimer(20, 'r')
+    const empty = c.sent.map((s) => [s.to, s.msg.t, (s.msg as PartialMessage).covered.toString(), (s.msg as PartialMessage).value.length])
+    expect(empty).toEqual([['b', 'partial', IntervalSet.EMPTY.toString(), 0]])
+    // b waits for c (acknowledged, alive) past its timeout; c's empty partial ends that.
+    const b = fixture('b')
+    b.red.onRouted(0, 'r', 'a', start, 'a', IntervalSet.range(2, 4), IntervalSet.range(4, 8))
+    b.red.onStartAcked('r', 'c', IntervalSet.range(4, 8))
+    b.red.onTimer(20, 'r')
+    expect(b.sent).toEqual([])
+    b.red.onPartial(25, 'c', c.sent[0]?.msg as PartialMessage)
+    expect([...b.red.awaitedPeers()]).toEqual([])
+    b.red.onTimer(30, 'r')
+    expect(b.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString(), [...(s.msg as PartialMessage).value]])).toEqual([['a', IntervalSet.range(2, 4).toString(), [7, 7]]])
+  })
+
   it('a part whose start is still on its way to a live receiver is not pulled', () => {
     const f = fixture('a')
     f.red.onRouted(0, 'r', 'a', reduceStart('sum', 0, 2, 1024), null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))

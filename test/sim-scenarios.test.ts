@@ -401,4 +401,12 @@ describe('saved swarm failures', () => {
     // the hop limit, and virtual node 5 never got the broadcast. Claimed parts now wait.
     expectClean('swarm-908', run('swarm-908').report)
   })
+
+  it('swarm-2061: a peer with nothing left to send tells the peer that sent it the start', () => {
+    // Two crashes just before a reduction: p0007 had forwarded its only part to a peer that
+    // crashed, whose virtual nodes reached the root another way; p0007 had nothing to send
+    // and sent nothing, so p0005 waited for it (alive, it had acknowledged the start), and
+    // the root waited for p0005, for ever. An empty partial now reports "nothing more".
+    expectClean('swarm-2061', run('swarm-2061').report)
+  })
 })
