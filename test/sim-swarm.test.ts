@@ -6,6 +6,7 @@
  * A failing seed's scenario is written to out/swarm-<seed>.json and the failure message
  * gives the command that replays it. Environment knobs:
  *   SWARM_SEEDS=2000   run seeds 1..2000 instead of the default
+ *   SWARM_FROM=4001    start at that seed instead of 1 (with SWARM_SEEDS: that many seeds)
  *   SWARM_SEED=42      run only seed 42
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -60,7 +61,8 @@ function seeds (): number[] {
   const only = process.env.SWARM_SEED
   if (only !== undefined && only !== '') return [Number(only)]
   const n = Number(process.env.SWARM_SEEDS ?? DEFAULT_SEEDS)
-  return Array.from({ length: n }, (_, i) => i + 1)
+  const from = Number(process.env.SWARM_FROM ?? 1)
+  return Array.from({ length: n }, (_, i) => i + from)
 }
 
 describe('swarm: random scenarios keep the invariants', () => {
