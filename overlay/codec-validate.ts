@@ -317,11 +317,16 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     return claim === undefined ? msg : { ...msg, claim: f.bool(claim, 'claim') }
   },
   give: (o, f) => ({ t: 'give', to: f.peer(own(o, 'to'), 'to'), ranges: f.set(own(o, 'ranges'), 'ranges') }),
-  handoff: (o, f) => ({
-    t: 'handoff',
-    record: f.record(own(o, 'record'), 'record'),
-    delivered: f.list(own(o, 'delivered'), 'delivered', (x, p) => f.delivered(x, p))
-  }),
+  handoff: (o, f) => {
+    const msg = {
+      t: 'handoff' as const,
+      record: f.record(own(o, 'record'), 'record'),
+      delivered: f.list(own(o, 'delivered'), 'delivered', (x, p) => f.delivered(x, p))
+    }
+    const lost = own(o, 'lost')
+    if (lost !== undefined && lost !== true) bad('lost', 'expected true when present')
+    return lost === true ? { ...msg, lost: true as const } : msg
+  },
   'handoff-ack': (o, f) => ({ t: 'handoff-ack', version: f.int(own(o, 'version'), 'version'), ranges: f.set(own(o, 'ranges'), 'ranges') }),
   'claim-ack': (o, f) => ({ t: 'claim-ack', version: f.int(own(o, 'version'), 'version'), ranges: f.set(own(o, 'ranges'), 'ranges') }),
   ping: (o, f) => ({ t: 'ping', nonce: nonce(o, f) }),

@@ -53,7 +53,17 @@ export interface SyncMessage { readonly t: 'sync' }
 export interface GiveMessage { readonly t: 'give', readonly to: PeerId, readonly ranges: IntervalSet }
 
 /** Ranges moving to the receiver, with their per-range collective state. */
-export interface HandoffMessage { readonly t: 'handoff', readonly record: OwnershipRecord, readonly delivered: readonly DeliveredState[] }
+export interface HandoffMessage {
+  readonly t: 'handoff'
+  readonly record: OwnershipRecord
+  readonly delivered: readonly DeliveredState[]
+  /**
+   * The sender never held these virtual nodes' state: a claimer yielding ranges a crashed
+   * peer owned (overlay/pending-claims.ts). The receiver starts a new lineage there (reason
+   * 'takeover'), as the crash semantics say.
+   */
+  readonly lost?: true
+}
 
 /** The receiver of a hand-off confirms it. */
 export interface HandoffAckMessage { readonly t: 'handoff-ack', readonly version: number, readonly ranges: IntervalSet }

@@ -6,7 +6,11 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
 import type { MemberStatus, Message, StreamMode } from './messages.ts'
 
-/** Why the owned set changed. */
+/**
+ * Why the owned set changed. 'takeover': the virtual nodes' state went with a crashed peer
+ * (a new lineage starts here, whether this peer claimed them or a claimer that yielded
+ * handed them on); 'handoff-in': their state came with them.
+ */
 export type OwnershipReason = 'initial' | 'handoff-in' | 'handoff-out' | 'takeover' | 'conflict'
 
 export type Output =

@@ -195,7 +195,7 @@ export class OwnershipEngine {
     for (const c of done) {
       for (const rec of view.recordsIn(c.record.ranges)) {
         if (rec.owner === self || !members.isAlive(rec.owner)) continue
-        this.host.send(rec.owner, { t: 'handoff', record: rec, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), rec.ranges) })
+        this.host.send(rec.owner, { t: 'handoff', record: rec, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), rec.ranges), lost: true })
         this.handoffsUnacked.set(rec.owner, (this.handoffsUnacked.get(rec.owner) ?? 0) + 1)
       }
       const mine = view.partition(c.record.ranges).get(self) ?? IntervalSet.EMPTY
@@ -453,10 +453,13 @@ export class OwnershipEngine {
     }
     const mine = view.partition(msg.record.ranges).get(self) ?? IntervalSet.EMPTY
     // What a claim of this peer's still waits for is owned when the claim settles (a peer
-    // yielding to the claim hands it over first); its delivery record is taken now.
+    // yielding to the claim hands it over first). Delivery marks are facts (the sender's
+    // lineage delivered there): taken for all of `mine`, also what is owned already, so a
+    // hand-off that comes after a yielded claim's still counts.
     const gained = mine.difference(this.ownedValue).difference(this.claims.ranges())
+    const reason = msg.lost === true ? 'takeover' : 'handoff-in'
     for (const d of msg.delivered) {
-      const part = d.vnodes.intersection(mine.difference(this.ownedValue))
+      const part = d.vnodes.intersection(mine)
       if (!part.isEmpty) streams.delivered.set(d.streamId, streams.delivered.get(d.streamId).union(part))
     }
     this.host.send(from, { t: 'handoff-ack', version: msg.record.version, ranges: msg.record.ranges })
@@ -464,12 +467,12 @@ export class OwnershipEngine {
       // Passed on at once, to a successor alive now: the first one may have left since.
       if (this.leaveTarget === undefined || !members.isAlive(this.leaveTarget)) this.leaveTarget = successorOf(self, members.alive())
       if (this.leaveTarget !== undefined) {
-        this.setOwned(this.ownedValue.union(gained), 'handoff-in')
+        this.setOwned(this.ownedValue.union(gained), reason)
         this.handoffTo(this.leaveTarget, gained)
         return
       }
     }
-    if (!gained.isEmpty) this.setOwned(this.ownedValue.union(gained), 'handoff-in')
+    if (!gained.isEmpty) this.setOwned(this.ownedValue.union(gained), reason)
   }
 
   /** Sets the owned virtual nodes and outputs the change (always for 'initial'). */

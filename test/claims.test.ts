@@ -72,7 +72,13 @@ describe('crash take-overs wait for every member to answer', () => {
     const handoffs = sends(p4.takeOutputs()).filter((s) => s.message.t === 'handoff')
     expect(handoffs.map((s) => s.to)).toEqual(['p1'])
     const h = handoffs[0]?.message
-    expect(h?.t === 'handoff' && h.record.owner === 'p1' && h.record.version === newer.version && h.record.ranges.equals(lost)).toBe(true)
+    expect(h?.t === 'handoff' && h.record.owner === 'p1' && h.record.version === newer.version && h.record.ranges.equals(lost) && h.lost === true).toBe(true)
+    // p4 never held their state (p3 crashed with it): p1 starts a new lineage there.
+    const p1 = loop.core('p1')
+    p1.takeOutputs()
+    p1.handle(loop.now, 'p4', h as Message)
+    const own = p1.takeOutputs().filter((o) => o.type === 'ownership')
+    expect(own.map((o) => o.type === 'ownership' ? [o.reason, o.added.toString()] : [])).toEqual([['takeover', lost.toString()]])
   })
 
   it('a member answers a claim with its own records there that name another owner, then the acknowledgement', () => {

@@ -83,7 +83,8 @@ const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
   handoff: {
     t: 'handoff',
     record: { ranges: S1, owner: 'p5', version: 8 },
-    delivered: [{ streamId: 'p1/3', vnodes: S2 }, { streamId: 'p2/0', vnodes: IntervalSet.range(0, 5) }]
+    delivered: [{ streamId: 'p1/3', vnodes: S2 }, { streamId: 'p2/0', vnodes: IntervalSet.range(0, 5) }],
+    lost: true
   },
   'handoff-ack': { t: 'handoff-ack', version: 8, ranges: S1 },
   'claim-ack': { t: 'claim-ack', version: 2012, ranges: S2 },
@@ -236,7 +237,7 @@ const arbMessage: fc.Arbitrary<Message> = fc.oneof(
     welcome: fc.boolean()
   }).chain((m) => fc.constantFrom<FactsMessage>(m, { ...m, claim: true })),
   fc.record({ t: fc.constant('give' as const), to: arbPeer, ranges: arbSet }),
-  fc.record({ t: fc.constant('handoff' as const), record: arbRecord, delivered: fc.array(fc.record({ streamId: arbId, vnodes: arbSet }), { maxLength: 5 }) }),
+  fc.record({ t: fc.constant('handoff' as const), record: arbRecord, delivered: fc.array(fc.record({ streamId: arbId, vnodes: arbSet }), { maxLength: 5 }) }).chain((m) => fc.constantFrom<Message>(m, { ...m, lost: true })),
   fc.record({ t: fc.constantFrom('handoff-ack' as const, 'claim-ack' as const), version: arbCount, ranges: arbSet }),
   fc.record({ t: fc.constantFrom('ping' as const, 'pong' as const, 'probe-req' as const), nonce: arbSafeInt }),
   fc.record({
