@@ -401,6 +401,15 @@ describe('rejections', () => {
     rejects(encodeMessage({ t: 'chunk', stream: 1, index: 0, data: new Uint8Array(1), open: { ...OPEN, chunkCount: 0 } }), 'bad-field')
   })
 
+  it('flags of claims and of hand-offs from a yielding claimer are true or absent', () => {
+    const record = [IntervalSet.range(0, 4).encode(), 'p1', 1000]
+    rejects(raw({ t: 'facts', vnodeCount: 8, members: [], records: [record], welcome: false, claim: 'yes' }), 'bad-field')
+    rejects(raw({ t: 'handoff', record, delivered: [], lost: false }), 'bad-field')
+    rejects(raw({ t: 'claim-ack', version: -1, ranges: IntervalSet.range(0, 4).encode() }), 'bad-field')
+    const ok = tryDecode(raw({ t: 'handoff', record, delivered: [], lost: true }))
+    expect(ok instanceof WireError ? ok.message : ok).toMatchObject({ t: 'handoff', lost: true })
+  })
+
   it('non-finite numbers', () => {
     const check = { op: 'check', kind: 'lat', root: 'a', id: 1, origin: 'b', dist: NaN, path: [] }
     rejects(raw({ t: 'tree', ops: [check] }), 'bad-field')
