@@ -164,7 +164,7 @@ export class OwnershipEngine {
   }
 
   /**
-   * Answers `from`'s take-over claim `rec` (applied already): first any record here that
+   * Answers `claimer`'s take-over claim `rec` (applied already): first any record here that
    * names another owner there, then the acknowledgement (pending-claims.ts).
    */
   private answerClaim (claimer: PeerId, rec: OwnershipRecord): void {

@@ -11,7 +11,9 @@
  * another owner (a newer hand-off, a competing claim it had first), then `claim-ack`: on
  * the one ordered control lane per pair, so the records (and any hand-off of ranges the
  * claim took from it) arrive first. Once every member has answered or is gone, the
- * successor owns what its view still gives it by this very claim.
+ * successor owns what its view still names it for there, and hands the rest to whoever
+ * its view names now (a hand-off marked `lost`: the crashed peer's state is gone, so the
+ * receiver starts a new lineage), as if it had owned the ranges and yielded.
  *
  * Why that is enough: a member answers only after applying the claim, so from then on it
  * owns nothing the claim beats there (it yielded and handed it over). Any record that
