@@ -180,7 +180,7 @@ export class OwnershipEngine {
 
   /** Claims that waited too long are settled without the missing answers. */
   onClaimTimer (now: number): void {
-    this.settle(this.claims.expire(now - this.host.claimTimeoutMs()))
+    this.settle(this.claims.expire(now, this.host.claimTimeoutMs()))
   }
 
   /**

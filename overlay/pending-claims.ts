@@ -105,13 +105,15 @@ export class PendingClaims {
   }
 
   /**
-   * The claims made at or before `cutoff`, settled without the answers still missing: a
-   * member that is alive and never answers (it lost the claim: a joiner's full buffer)
-   * must not leave the ranges unowned for ever.
+   * The claims made `timeoutMs` or more before `now`, settled without the answers still
+   * missing: a member that is alive and never answers (it lost the claim: a joiner's full
+   * buffer) must not leave the ranges unowned for ever. The deadline is computed as the
+   * claim's timer was (`since + timeoutMs`): `now - timeoutMs` can round below `since`, and
+   * the claim would then wait for a timer that was already spent.
    */
-  expire (cutoff: number): PendingClaim[] {
+  expire (now: number, timeoutMs: number): PendingClaim[] {
     return this.settle((c) => {
-      if (c.since > cutoff) return false
+      if (c.since + timeoutMs > now) return false
       c.waiting.clear()
       return true
     })
