@@ -195,20 +195,16 @@ export class TreeTable {
 
   /** This peer's state for every tree, as carried in a probe reply. */
   probeEntries (): ProbeTreeEntry[] {
-    const byRoot = new Map<PeerId, { dist: number, est: number, latChildren: number, bwChildren: number }>()
-    for (const st of this.allTrees()) {
-      let e = byRoot.get(st.root)
-      if (e === undefined) { e = { dist: -1, est: -1, latChildren: 0, bwChildren: 0 }; byRoot.set(st.root, e) }
-      const connected = st.root === this.host.self || st.parent !== null
-      if (st.kind === 'lat') {
-        e.dist = connected && Number.isFinite(st.metric) ? st.metric : -1
-        e.latChildren = st.children.size
-      } else {
-        e.est = connected ? st.metric : -1
-        e.bwChildren = st.children.size
-      }
+    // Both kinds of tree of a root are created and dropped together (ensureRoot, removeRoot).
+    const out: ProbeTreeEntry[] = []
+    for (const [root, lat] of this.byKind.lat) {
+      const bw = this.byKind.bw.get(root) as TreeState
+      const isRoot = root === this.host.self
+      const dist = (isRoot || lat.parent !== null) && Number.isFinite(lat.metric) ? lat.metric : -1
+      const est = isRoot || bw.parent !== null ? bw.metric : -1
+      out.push({ root, dist, est, latChildren: lat.children.size, bwChildren: bw.children.size })
     }
-    return [...byRoot].map(([root, e]) => ({ root, ...e }))
+    return out
   }
 
   /**
