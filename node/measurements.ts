@@ -28,7 +28,8 @@ export class Measurements {
 
   sent (now: number, to: string, msg: Message): void {
     if (msg.t === 'ping' && msg.nonce !== 0) this.pings.set(to, { nonce: msg.nonce, at: now })
-    else if (msg.t === 'probe-req') this.downloads.set(to, { nonce: msg.nonce, at: now })
+    // A light probe-req asks for no download: nothing to measure from its reply.
+    else if (msg.t === 'probe-req' && msg.light !== true) this.downloads.set(to, { nonce: msg.nonce, at: now })
     this.bound(this.pings)
     this.bound(this.downloads)
   }

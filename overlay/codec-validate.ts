@@ -331,7 +331,12 @@ const READERS: { readonly [T in MessageType]: Reader } = {
   'claim-ack': (o, f) => ({ t: 'claim-ack', version: f.int(own(o, 'version'), 'version'), ranges: f.set(own(o, 'ranges'), 'ranges') }),
   ping: (o, f) => ({ t: 'ping', nonce: nonce(o, f) }),
   pong: (o, f) => ({ t: 'pong', nonce: nonce(o, f) }),
-  'probe-req': (o, f) => ({ t: 'probe-req', nonce: nonce(o, f) }),
+  'probe-req': (o, f) => {
+    const msg = { t: 'probe-req' as const, nonce: nonce(o, f) }
+    const light = own(o, 'light')
+    if (light !== undefined && light !== true) bad('light', 'expected true when present')
+    return light === true ? { ...msg, light: true as const } : msg
+  },
   sync: () => ({ t: 'sync' }),
   'probe-rep': (o, f) => {
     const msg = {

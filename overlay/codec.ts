@@ -117,8 +117,8 @@ function fieldsWire (msg: Message): Record<string, unknown> {
     case 'handoff-ack':
     case 'claim-ack': return { version: msg.version, ranges: setBytes(msg.ranges) }
     case 'ping':
-    case 'pong':
-    case 'probe-req': return { nonce: msg.nonce }
+    case 'pong': return { nonce: msg.nonce }
+    case 'probe-req': return msg.light === true ? { nonce: msg.nonce, light: true } : { nonce: msg.nonce }
     case 'sync': return {}
     case 'probe-rep': {
       const out: Record<string, unknown> = {
@@ -268,8 +268,8 @@ function fieldsSize (msg: Message): number {
     case 'handoff-ack':
     case 'claim-ack': return kn('version', msg.version) + kset('ranges', msg.ranges)
     case 'ping':
-    case 'pong':
-    case 'probe-req': return kn('nonce', msg.nonce)
+    case 'pong': return kn('nonce', msg.nonce)
+    case 'probe-req': return kn('nonce', msg.nonce) + (msg.light === true ? kbool('light') : 0)
     case 'sync': return 0
     case 'probe-rep': return kn('nonce', msg.nonce) + str('padding') + bytes(msg.padding) +
       str('trees') + list(msg.trees, (e) => 1 + str(e.root) + num(e.dist) + num(e.est) + num(e.latChildren) + num(e.bwChildren)) +

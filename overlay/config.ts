@@ -88,6 +88,12 @@ export const DEFAULT_STEADY_PROBE_INTERVAL_MS = 0
  */
 export const DEFAULT_PROBE_NEAR_FRACTION = 0.75
 
+/** How long a probe's bandwidth measurement is reused by light probes of the same peer (ms). */
+export const DEFAULT_PROBE_BANDWIDTH_REUSE_MS = 10_000
+
+/** The near lane starts at most one probe per this many ms. */
+export const DEFAULT_PROBE_NEAR_LANE_GAP_MS = 20
+
 /** One ping-pong per probe (the node driver uses 2: the first may pay the connection set-up). */
 export const DEFAULT_PROBE_PING_COUNT = 1
 
@@ -111,12 +117,13 @@ export interface CoreInit {
    */
   probeNearFraction?: number
   /**
-   * A second probe runs beside the first, always to a near peer (once one is known): near
-   * probes (a few ms) then go on while a wide-area probe (100 ms or more on a loaded link)
-   * is under way. Trees form faster (simulated 160-peer cold start stable at 1.31 s instead
-   * of 1.86 s, fig9's rejoin of 80 peers repaired in 0.68 s instead of 1.58 s) but a burst
-   * sends about 5x the probes (226 instead of 44 per peer in that cold start, each a 128 KB
-   * download): off by default, one probe at a time as in 003. @default false
+   * A second probe lane runs beside the first, always to a near peer (once one is known):
+   * near probes (a few ms) then go on while a wide-area probe (100 ms or more on a loaded
+   * link) is under way, and ask the same neighbours again as their trees fill. It starts
+   * at most one probe per `probeNearLaneGapMs`, and its repeat probes are light
+   * (`probeBandwidthReuseMs`). Simulated 160-peer cold start: stable at 1.46 s instead of
+   * 1.86 s; fig9's rejoin of 80 peers repaired in 0.81 s instead of 1.58 s (BENCHMARKS.md).
+   * false: one probe at a time, as in 003. @default true
    */
   probeNearLane?: boolean
   /**
@@ -130,6 +137,20 @@ export interface CoreInit {
    * (EXPERIMENTS.md): off by default. @default false
    */
   probeDetour?: boolean
+  /**
+   * A probe of a peer whose bandwidth this peer measured at most this long ago is light:
+   * it still times the RTT and fetches the tree state, but skips the `probeBytes` download
+   * and judges with the bandwidth measured then (a measurement is reused, never refreshed,
+   * so a peer is downloaded from again at least once per this interval when probed). 0:
+   * every probe downloads, as in 003. @default 10000
+   */
+  probeBandwidthReuseMs?: number
+  /**
+   * The near lane (`probeNearLane`) starts a probe at most once per this many ms: light
+   * probes of near peers take about one RTT, and unpaced the lane would ask its
+   * neighbours every millisecond, mostly about trees that had not changed. @default 20
+   */
+  probeNearLaneGapMs?: number
   /** Payloads of this size or more use the bandwidth tree. @default 262144 */
   switchPointBytes?: number
   /** @default 65536 */
@@ -206,8 +227,10 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     probeTimeoutMs: init.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
     probePingCount: init.probePingCount ?? DEFAULT_PROBE_PING_COUNT,
     probeNearFraction: init.probeNearFraction ?? DEFAULT_PROBE_NEAR_FRACTION,
-    probeNearLane: init.probeNearLane ?? false,
+    probeNearLane: init.probeNearLane ?? true,
     probeDetour: init.probeDetour ?? false,
+    probeBandwidthReuseMs: init.probeBandwidthReuseMs ?? DEFAULT_PROBE_BANDWIDTH_REUSE_MS,
+    probeNearLaneGapMs: init.probeNearLaneGapMs ?? DEFAULT_PROBE_NEAR_LANE_GAP_MS,
     switchPointBytes: init.switchPointBytes ?? DEFAULT_SWITCH_POINT_BYTES,
     chunkBytes: init.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
@@ -241,7 +264,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     const v = c[key]
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new InvalidConfigError(`${key} must be a finite number > 0, got ${String(v)}`)
   }
-  for (const key of ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs', 'tieTolerance', 'suspectGraceMs', 'treeUpdateDelayMs', 'probeNearFraction', 'reduceCombineMinBytes'] as const) {
+  for (const key of ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs', 'tieTolerance', 'suspectGraceMs', 'treeUpdateDelayMs', 'probeNearFraction', 'reduceCombineMinBytes', 'probeBandwidthReuseMs', 'probeNearLaneGapMs'] as const) {
     const v = c[key]
     if (!Number.isFinite(v) || v < 0) throw new InvalidConfigError(`${key} must be a finite number >= 0, got ${String(v)}`)
   }

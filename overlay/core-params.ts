@@ -26,6 +26,9 @@ export interface CoreParams {
 /** Counters of one core. */
 export interface CoreStats {
   rejected: Record<string, number>
+  /** Probe replies received. */
   probes: number
+  /** Of those, light ones (no download: the bandwidth measured recently was reused). */
+  probesLight: number
   messagesOut: number
 }

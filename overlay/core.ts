@@ -42,7 +42,7 @@ export class TreecastCore {
   readonly trees: TreeTable
   readonly streams: Streams
   readonly reductions: Reductions
-  readonly stats: CoreStats = { rejected: {}, probes: 0, messagesOut: 0 }
+  readonly stats: CoreStats = { rejected: {}, probes: 0, probesLight: 0, messagesOut: 0 }
   private readonly probing: Probing
   private readonly ownership: OwnershipEngine
   private readonly timers = new TimerQueue()
@@ -335,8 +335,8 @@ export class TreecastCore {
       case 'claim-ack': this.ownership.onClaimAck(from, msg.version, msg.ranges); break
       case 'ping': this.probing.pinged(now, from); this.send(from, { t: 'pong', nonce: msg.nonce }); break
       case 'pong': this.probing.onPong(now, from, msg.nonce); break
-      case 'probe-req': this.send(from, { t: 'probe-rep', nonce: msg.nonce, trees: this.trees.probeEntries(), padding: this.config.probeBytes, near: this.probing.requested(now, from) }); break
-      case 'probe-rep': this.stats.probes++; this.probing.onReply(now, from, msg); break
+      case 'probe-req': this.send(from, { t: 'probe-rep', nonce: msg.nonce, trees: this.trees.probeEntries(), padding: msg.light === true ? 0 : this.config.probeBytes, near: this.probing.requested(now, from) }); break
+      case 'probe-rep': this.stats.probes++; if (msg.padding === 0) this.stats.probesLight++; this.probing.onReply(now, from, msg); break
       case 'tree': for (const op of msg.ops) this.trees.handleOp(now, from, op); break
       case 'chunk': this.streams.onChunk(now, from, msg); break
       case 'ack': this.streams.onAck(from, msg.stream, msg.away === true); break

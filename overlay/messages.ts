@@ -75,8 +75,11 @@ export interface ClaimAckMessage { readonly t: 'claim-ack', readonly version: nu
 export interface PingMessage { readonly t: 'ping', readonly nonce: number }
 export interface PongMessage { readonly t: 'pong', readonly nonce: number }
 
-/** Asks for the probe download. */
-export interface ProbeRequestMessage { readonly t: 'probe-req', readonly nonce: number }
+/**
+ * Asks for the probe download. `light`: the prober still knows its bandwidth to us from a
+ * recent probe and wants only the tree state (a reply without padding).
+ */
+export interface ProbeRequestMessage { readonly t: 'probe-req', readonly nonce: number, readonly light?: true }
 
 /**
  * The probe download: the candidate's state for every tree, padded to the probe size, and

@@ -2,7 +2,8 @@
  * Runs one probe at a time (003 §IV-A): a 1-byte ping-pong for the RTT, then a download
  * of `probeBytes` that carries the candidate's state for every tree (and its nearest
  * peers). Times come from the driver's `now`, so the measurement is whatever the network
- * (real or modelled) did.
+ * (real or modelled) did. A light probe (the host still knows the bandwidth to the target
+ * from a recent download) asks for the tree state only and judges it with that bandwidth.
  */
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { Message, NearHint, ProbeReplyMessage, ProbeTreeEntry } from './messages.ts'
@@ -13,19 +14,34 @@ export interface ProbeHost {
   candidate (): PeerId | undefined
   /** The smallest RTT measured to `peer` by earlier probes (Infinity if none). */
   baseRttMs (peer: PeerId): number
+  /** The bandwidth to `peer` measured recently enough to reuse (a light probe), if any. */
+  knownBwBytesPerSec (peer: PeerId, now: number): number | undefined
+  /** A download to `peer` measured `bwBytesPerSec`. */
+  measuredBw (peer: PeerId, bwBytesPerSec: number, now: number): void
   send (to: PeerId, msg: Message): void
   setTimer (at: number): void
   judged (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void
   finished (now: number): void
 }
 
-interface InFlight { target: PeerId, nonce: number, phase: 'ping' | 'data', sentAt: number, rttMs: number, pings: number }
+interface InFlight {
+  target: PeerId
+  nonce: number
+  phase: 'ping' | 'data'
+  sentAt: number
+  rttMs: number
+  pings: number
+  /** Set when the data phase is a light one: the bandwidth reused. */
+  knownBw?: number
+}
 
 /** The probe in flight, if any. */
 export class ProbeRunner {
   private current: InFlight | null = null
   private nonce: number
   started = 0
+  /** Probes whose data phase was light (no download). */
+  light = 0
 
   /**
    * `lane` (0 or 1) keeps the nonces of two runners of one peer apart: lane 0 uses even
@@ -68,7 +84,14 @@ export class ProbeRunner {
       return
     }
     c.phase = 'data'
-    this.host.send(from, { t: 'probe-req', nonce: c.nonce })
+    const known = this.host.knownBwBytesPerSec(from, now)
+    if (known === undefined) {
+      this.host.send(from, { t: 'probe-req', nonce: c.nonce })
+    } else {
+      c.knownBw = known
+      this.light++
+      this.host.send(from, { t: 'probe-req', nonce: c.nonce, light: true })
+    }
   }
 
   onReply (now: number, from: PeerId, msg: ProbeReplyMessage): void {
@@ -80,8 +103,12 @@ export class ProbeRunner {
     // would otherwise shrink the transfer time and inflate the rate (a wide-area link
     // measured at 60 MB/s because its ping took 55 ms and the download 57 ms).
     const rttMs = Math.max(Math.min(c.rttMs, this.host.baseRttMs(from)), 1e-6)
-    const transferMs = Math.max(elapsedMs - rttMs, elapsedMs * 0.05, 1e-6)
-    const bw = this.cfg.probeBytes / (transferMs / 1000)
+    let bw = c.knownBw
+    if (bw === undefined) {
+      const transferMs = Math.max(elapsedMs - rttMs, elapsedMs * 0.05, 1e-6)
+      bw = this.cfg.probeBytes / (transferMs / 1000)
+      this.host.measuredBw(from, bw, now)
+    }
     this.current = null
     this.host.judged(now, from, rttMs, bw, msg.trees, msg.near ?? [])
     this.host.finished(now)

@@ -3,10 +3,12 @@
  * other parents better (the probe schedule), and, with steady probing on, one probe per
  * interval while the schedule is idle. Probes run in up to two lanes (a ProbeRunner each),
  * both taking their probes from the one schedule: the main lane (003's single probe at a
- * time), and with `probeNearLane` a near lane that only probes near peers, so that the
- * 3 ms same-cluster probes do not wait while the main lane's wide-area probe (100 ms or
- * more when the wide-area link is busy; nine tenths of the probing time after a mass join)
- * is under way. The two lanes never probe the same peer at once.
+ * time), and with `probeNearLane` (the default) a near lane that only probes near peers,
+ * at most one start per `probeNearLaneGapMs`, so that the 3 ms same-cluster probes do not
+ * wait while the main lane's wide-area probe (100 ms or more when the wide-area link is
+ * busy; nine tenths of the probing time after a mass join) is under way. The two lanes
+ * never probe the same peer at once. A probe of a peer whose bandwidth was measured in the
+ * last `probeBandwidthReuseMs` is light: no download (BandwidthMemory).
  *
  * Whom it probes: a uniformly random other member, or, with probability
  * `probeNearFraction`, one of the nearest peers it knows of (NearPeers: its own RTT
@@ -18,6 +20,7 @@
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { ProbeSchedule } from '../trees/probe-schedule.ts'
 import type { Message, NearHint, ProbeReplyMessage, ProbeTreeEntry } from './messages.ts'
+import { BandwidthMemory } from './bandwidth-memory.ts'
 import { NearPeers } from './near-peers.ts'
 import { ProbeRunner } from './probe-runner.ts'
 
@@ -54,6 +57,8 @@ export interface ProbingConfig {
   probeNearFraction: number
   probeNearLane: boolean
   probeDetour: boolean
+  probeBandwidthReuseMs: number
+  probeNearLaneGapMs: number
 }
 
 /** A parent is far when its RTT is at least this many times the nearest peer's. */
@@ -68,6 +73,8 @@ export class Probing {
   /** The near lane's runner (null without `probeNearLane`). */
   private readonly nearRunner: ProbeRunner | null
   private readonly near: NearPeers
+  /** Bandwidths measured recently: a probe of the same peer then skips the download. */
+  private readonly bandwidths: BandwidthMemory
   /** When we answered each prober's ping (bounded): its probe-req then times its RTT to us. */
   private readonly pongAt = new Map<PeerId, number>()
   private steadyArmed = false
@@ -77,10 +84,15 @@ export class Probing {
   private readonly detoursAsked = new Set<PeerId>()
   /** The probe in flight was started by steady probing, not by a membership change. */
   private steadyProbe = false
+  /** The near lane starts its next probe no sooner than this (`probeNearLaneGapMs` after its last start). */
+  private nearNextAt = -Infinity
+  /** A 'probe' timer is set for `nearNextAt`. */
+  private nearTimerArmed = false
 
   constructor (private readonly host: ProbingHost, private readonly cfg: ProbingConfig) {
     this.schedule = new ProbeSchedule(cfg.probeExtraCount)
     this.near = new NearPeers(host.self)
+    this.bandwidths = new BandwidthMemory(cfg.probeBandwidthReuseMs)
     const judged = (now: number, cand: PeerId, rtt: number, bw: number, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void => {
       this.near.measuredRtt(cand, rtt)
       this.near.addHints(cand, rtt, near)
@@ -89,6 +101,8 @@ export class Probing {
     const runnerHost = (candidate: () => PeerId | undefined): ConstructorParameters<typeof ProbeRunner>[0] => ({
       candidate,
       baseRttMs: (peer) => this.near.rttOf(peer) ?? Infinity,
+      knownBwBytesPerSec: (peer, now) => this.bandwidths.known(peer, now),
+      measuredBw: (peer, bw, now) => this.bandwidths.measured(peer, bw, now),
       send: (to, m) => host.send(to, m),
       setTimer: (at) => host.setTimer(at, 'probe'),
       judged,
@@ -133,6 +147,9 @@ export class Probing {
   /** Probes started so far. */
   get started (): number { return this.runner.started + (this.nearRunner?.started ?? 0) }
 
+  /** Probes so far that reused a recent bandwidth instead of downloading. */
+  get light (): number { return this.runner.light + (this.nearRunner?.light ?? 0) }
+
   /** A membership change: (re)starts the schedule, and a probe in each idle lane. */
   trigger (now: number): void {
     this.schedule.trigger()
@@ -174,6 +191,7 @@ export class Probing {
 
   /** `peer` left or died: a probe waiting for it will not be answered; the next one starts. */
   targetGone (now: number, peer: PeerId): void {
+    this.bandwidths.forget(peer)
     this.runner.abandon(now, peer)
     this.nearRunner?.abandon(now, peer)
   }
@@ -187,6 +205,10 @@ export class Probing {
   onTimer (now: number): void {
     this.runner.onTimer(now)
     this.nearRunner?.onTimer(now)
+    if (this.nearTimerArmed && now >= this.nearNextAt) {
+      this.nearTimerArmed = false
+      this.startNearLane(now)
+    }
   }
 
   /** The 'steady' timer fired: a steady probe, unless one is in flight or the schedule runs. */
@@ -295,9 +317,28 @@ export class Probing {
       }
       this.runner.start(now)
     }
+    this.startNearLane(now)
+  }
+
+  /**
+   * The near lane takes the schedule's next probe when it is idle, has a near peer to
+   * probe, and its last probe started at least `probeNearLaneGapMs` ago (light probes of
+   * near peers take about one RTT: unpaced, the lane would ask its neighbours every
+   * millisecond, mostly for trees that have not changed).
+   */
+  private startNearLane (now: number): void {
     const lane = this.nearRunner
-    if (lane === null || lane.inFlight || !this.schedule.isActive || this.pickNear(this.runner.target) === undefined) return
-    if (this.schedule.next(this.host.parentlessCount()) === 'probe') lane.start(now)
+    if (lane === null || lane.inFlight || !this.host.isRunning() || !this.schedule.isActive || this.pickNear(this.runner.target) === undefined) return
+    if (now < this.nearNextAt) {
+      if (!this.nearTimerArmed) {
+        this.nearTimerArmed = true
+        this.host.setTimer(this.nearNextAt, 'probe')
+      }
+      return
+    }
+    if (this.schedule.next(this.host.parentlessCount()) !== 'probe') return
+    this.nearNextAt = now + this.cfg.probeNearLaneGapMs
+    lane.start(now)
   }
 
   /** With steady probing on, one probe per interval while the schedule is idle. */

@@ -90,7 +90,7 @@ const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
   'claim-ack': { t: 'claim-ack', version: 2012, ranges: S2 },
   ping: { t: 'ping', nonce: 1 },
   pong: { t: 'pong', nonce: 2 ** 40 },
-  'probe-req': { t: 'probe-req', nonce: 77 },
+  'probe-req': { t: 'probe-req', nonce: 77, light: true },
   sync: { t: 'sync' },
   'probe-rep': {
     t: 'probe-rep',
@@ -405,6 +405,8 @@ describe('rejections', () => {
     const record = [IntervalSet.range(0, 4).encode(), 'p1', 1000]
     rejects(raw({ t: 'facts', vnodeCount: 8, members: [], records: [record], welcome: false, claim: 'yes' }), 'bad-field')
     rejects(raw({ t: 'handoff', record, delivered: [], lost: false }), 'bad-field')
+    rejects(raw({ t: 'probe-req', nonce: 3, light: 1 }), 'bad-field')
+    expect(tryDecode(raw({ t: 'probe-req', nonce: 3 }))).toEqual({ t: 'probe-req', nonce: 3 })
     rejects(raw({ t: 'claim-ack', version: -1, ranges: IntervalSet.range(0, 4).encode() }), 'bad-field')
     const ok = tryDecode(raw({ t: 'handoff', record, delivered: [], lost: true }))
     expect(ok instanceof WireError ? ok.message : ok).toMatchObject({ t: 'handoff', lost: true })

@@ -233,7 +233,9 @@ describe('resolveCoreConfig', () => {
     expect(c.maxPayloadBytes).toBe(2 ** 30)
     expect(c.maxReduceLength).toBe(16777216)
     expect(c.steadyProbeIntervalMs).toBe(0)
-    expect(c.probeNearLane).toBe(false)
+    expect(c.probeNearLane).toBe(true)
+    expect(c.probeBandwidthReuseMs).toBe(10000)
+    expect(c.probeNearLaneGapMs).toBe(20)
     expect(c.probeDetour).toBe(false)
   })
 

@@ -95,7 +95,7 @@ describe('NearPeers', () => {
 })
 
 /** A Probing over three clusters of peers, with the network answering at given RTTs. */
-function probingHarness (nearFraction: number, randomValues: () => number, nearLane = false): { probing: Probing, sent: Array<{ to: PeerId, msg: Message }>, judged: PeerId[] } {
+function probingHarness (nearFraction: number, randomValues: () => number, nearLane = false, probeNearLaneGapMs = 0, timers: number[] = []): { probing: Probing, sent: Array<{ to: PeerId, msg: Message }>, judged: PeerId[] } {
   const sent: Array<{ to: PeerId, msg: Message }> = []
   const judged: PeerId[] = []
   const members = ['me', ...Array.from({ length: 30 }, (_, i) => `p${String(i).padStart(2, '0')}`)]
@@ -105,14 +105,14 @@ function probingHarness (nearFraction: number, randomValues: () => number, nearL
     alive: () => members,
     isAlive: (p) => members.includes(p),
     send: (to, msg) => { sent.push({ to, msg }) },
-    setTimer: () => {},
+    setTimer: (at, kind) => { if (kind === 'probe') timers.push(at) },
     judged: (_now, cand) => { judged.push(cand) },
     parentlessCount: () => 0,
     isDetour: () => false,
     detourRoots: () => [],
     isRunning: () => true
   }
-  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: false }), sent, judged }
+  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs }), sent, judged }
 }
 
 /** Answers the probe in flight: peers p00-p09 are near (0.3 ms), the rest far (6 ms). */
@@ -165,6 +165,28 @@ describe('Probing: the near lane', () => {
     // Nonces of the two lanes never collide.
     const nonces = h.sent.filter((s) => s.msg.t === 'ping').map((s) => (s.msg as { nonce: number }).nonce)
     expect(new Set(nonces).size).toBe(nonces.length)
+  })
+
+  it('the near lane starts a probe at most once per probeNearLaneGapMs', () => {
+    const timers: number[] = []
+    // The main lane's picks are far (0.9 > 0.5) and stay unanswered.
+    const h = probingHarness(0.5, () => 0.9, true, 10, timers)
+    h.probing.pinged(-1, 'p05')
+    h.probing.requested(-0.6, 'p05')
+    h.probing.trigger(0)
+    const nearPings = (): Array<{ to: PeerId, msg: Message }> => h.sent.filter((s) => s.msg.t === 'ping' && Number(s.to.slice(1)) < 10)
+    expect(nearPings()).toHaveLength(1)
+    // The near probe is answered within 1 ms: the next one waits for the gap.
+    const first = nearPings()[0] as { to: PeerId, msg: Message }
+    h.probing.onPong(0.5, first.to, (first.msg as { nonce: number }).nonce)
+    const req = h.sent.at(-1) as { to: PeerId, msg: Message }
+    h.probing.onReply(1, first.to, { t: 'probe-rep', nonce: (req.msg as { nonce: number }).nonce, trees: [], padding: 1000 })
+    expect(nearPings()).toHaveLength(1)
+    expect(timers).toContain(10)
+    h.probing.onTimer(9.9)
+    expect(nearPings()).toHaveLength(1)
+    h.probing.onTimer(10)
+    expect(nearPings()).toHaveLength(2)
   })
 
   it('without the near lane (003) one probe runs at a time', () => {
@@ -246,7 +268,7 @@ describe('Probing: detour probes (probeDetour)', () => {
       detourRoots: () => [...detours],
       isRunning: () => true
     }
-    const probing = new Probing(host, { probeExtraCount: 2, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: 0, probeNearLane: false, probeDetour })
+    const probing = new Probing(host, { probeExtraCount: 2, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: 0, probeNearLane: false, probeDetour, probeBandwidthReuseMs: 0, probeNearLaneGapMs: 0 })
     const pings = (): PeerId[] => sent.filter((s) => s.msg.t === 'ping').map((s) => s.to)
     const answerLast = (now: number): number => {
       const ping = [...sent].reverse().find((s) => s.msg.t === 'ping') as { to: PeerId, msg: Message }

@@ -3,14 +3,17 @@ import { ProbeRunner, type ProbeHost } from '../overlay/probe-runner.ts'
 import type { Message } from '../overlay/messages.ts'
 import { resolveCoreConfig } from '../overlay/config.ts'
 import { InvalidConfigError } from '../overlay/errors.ts'
+import { BandwidthMemory, MAX_BANDWIDTHS_REMEMBERED } from '../overlay/bandwidth-memory.ts'
 
-function harness (probePingCount: number): { runner: ProbeRunner, sent: Array<{ to: string, msg: Message }>, judged: Array<{ rtt: number, bw: number }>, finished: number[] } {
+function harness (probePingCount: number, memory = new BandwidthMemory(0)): { runner: ProbeRunner, sent: Array<{ to: string, msg: Message }>, judged: Array<{ rtt: number, bw: number }>, finished: number[] } {
   const sent: Array<{ to: string, msg: Message }> = []
   const judged: Array<{ rtt: number, bw: number }> = []
   const finished: number[] = []
   const host: ProbeHost = {
     candidate: () => 'b',
     baseRttMs: () => Infinity,
+    knownBwBytesPerSec: (peer, now) => memory.known(peer, now),
+    measuredBw: (peer, bw, now) => { memory.measured(peer, bw, now) },
     send: (to, msg) => { sent.push({ to, msg }) },
     setTimer: () => {},
     judged: (_now, _cand, rtt, bw) => { judged.push({ rtt, bw }) },
@@ -53,5 +56,56 @@ describe('ProbeRunner', () => {
     expect(() => resolveCoreConfig({ probePingCount: 0 })).toThrow(InvalidConfigError)
     expect(() => resolveCoreConfig({ probePingCount: 1.5 })).toThrow(InvalidConfigError)
     expect(() => resolveCoreConfig({ probePingCount: 17 })).toThrow(InvalidConfigError)
+  })
+
+  it('a light probe reuses the bandwidth measured within probeBandwidthReuseMs: no download, fresh RTT', () => {
+    const memory = new BandwidthMemory(1000)
+    const h = harness(1, memory)
+    const probe = (at: number, pongMs: number, replyMs: number, padding: number): Message => {
+      h.runner.start(at)
+      const ping = h.sent.at(-1)!.msg
+      h.runner.onPong(at + pongMs, 'b', nonceOf(ping))
+      const req = h.sent.at(-1)!.msg
+      h.runner.onReply(at + pongMs + replyMs, 'b', { t: 'probe-rep', nonce: nonceOf(req), trees: [], padding })
+      return req
+    }
+    // First probe downloads: 128 KB in 20 ms after a 10 ms RTT.
+    expect(probe(0, 10, 30, 128 * 1024)).toEqual({ t: 'probe-req', nonce: expect.any(Number) })
+    expect(h.judged[0]).toEqual({ rtt: 10, bw: 128 * 1024 / 0.020 })
+    // 500 ms later: light, the reply (no padding) comes after one RTT; the bandwidth is the one measured.
+    expect(probe(500, 8, 8, 0)).toEqual({ t: 'probe-req', nonce: expect.any(Number), light: true })
+    expect(h.judged[1]).toEqual({ rtt: 8, bw: 128 * 1024 / 0.020 })
+    expect(h.runner.light).toBe(1)
+    // The reuse window counts from the download, not from the light probe: at 1100 ms it downloads again.
+    expect(probe(1100, 10, 50, 128 * 1024)).toEqual({ t: 'probe-req', nonce: expect.any(Number) })
+    expect(h.judged[2]?.bw).toBeCloseTo(128 * 1024 / 0.040)
+    expect(h.runner.light).toBe(1)
+  })
+
+  it('with probeBandwidthReuseMs 0 (003) every probe downloads', () => {
+    const h = harness(1, new BandwidthMemory(resolveCoreConfig({ probeBandwidthReuseMs: 0 }).probeBandwidthReuseMs))
+    for (const at of [0, 100, 200]) {
+      h.runner.start(at)
+      h.runner.onPong(at + 1, 'b', nonceOf(h.sent.at(-1)!.msg))
+      const req = h.sent.at(-1)!.msg
+      expect(req).toEqual({ t: 'probe-req', nonce: expect.any(Number) })
+      h.runner.onReply(at + 3, 'b', { t: 'probe-rep', nonce: nonceOf(req), trees: [], padding: 128 * 1024 })
+    }
+    expect(h.runner.light).toBe(0)
+  })
+
+  it('BandwidthMemory forgets gone peers, expired measurements, and the oldest past its bound', () => {
+    const m = new BandwidthMemory(100)
+    m.measured('a', 5, 0)
+    expect(m.known('a', 100)).toBe(5)
+    expect(m.known('a', 101)).toBeUndefined()
+    m.measured('a', 6, 200)
+    m.forget('a')
+    expect(m.known('a', 200)).toBeUndefined()
+    for (let i = 0; i <= MAX_BANDWIDTHS_REMEMBERED; i++) m.measured(`p${i}`, i, 300)
+    expect(m.size).toBe(MAX_BANDWIDTHS_REMEMBERED)
+    expect(m.known('p0', 300)).toBeUndefined()
+    expect(m.known(`p${MAX_BANDWIDTHS_REMEMBERED}`, 300)).toBe(MAX_BANDWIDTHS_REMEMBERED)
+    expect(() => resolveCoreConfig({ probeBandwidthReuseMs: -1 })).toThrow(InvalidConfigError)
   })
 })

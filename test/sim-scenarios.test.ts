@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { parseScenario, type Scenario } from '../experiments/sim/scenario.ts'
 import { Simulation } from '../experiments/sim/simulation.ts'
 import type { BroadcastReport, SimReport } from '../experiments/sim/report.ts'
-import { DEFAULT_CHUNK_BYTES, type CoreInit } from '../overlay/config.ts'
+import { DEFAULT_CHUNK_BYTES, DEFAULT_FAILURE_DETECTION_TIMEOUT_MS, type CoreInit } from '../overlay/config.ts'
 import type { ReductionStats } from '../overlay/reduction.ts'
 import { initialAssignment } from '../virtual-nodes/assignment.ts'
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
@@ -90,9 +90,12 @@ function chunkCount (bytes: number): number {
 }
 
 describe('simulated scenarios', () => {
-  it('stable trees: every broadcast reaches each non-root peer once, along the tree only', () => {
+  it.each([
+    ['the default probing (near lane, light repeat probes)', {}],
+    ["003's probing (one probe at a time, each with its download)", { probeNearLane: false, probeBandwidthReuseMs: 0 }]
+  ])('stable trees, %s: every broadcast reaches each non-root peer once, along the tree only', (_what, core) => {
     const name = 'test-stable-broadcast'
-    const { report } = run(name)
+    const { report } = run(name, core)
     expectClean(name, report)
     const peers = report.peers.total
     expect(report.vnodes, 'one virtual node per peer').toBe(peers)
@@ -143,23 +146,17 @@ describe('simulated scenarios', () => {
     expect(report.stability.repairs.map((x) => x.event)).toEqual(['crash', 'crash'])
   })
 
-  it('with the near probe lane, peers leave while reductions run: trees repaired within 1 s of each leave', () => {
-    // A parentless peer whose only near peers were its own descendants asked them again and
-    // again; each doomed check locked its tree, and the repair never ended (trees/tree-table.ts
-    // no longer retries a candidate whose check just failed).
-    const name = 'test-leave-mid-reduction'
-    const { report } = run(name, { probeNearLane: true })
-    expectClean(name, report)
-    for (const r of report.stability.repairs) {
-      expect(r.treesRepairedAfterMs, `${replay(name)} with probeNearLane: repaired after the ${r.event} at ${r.atMs}`).not.toBeNull()
-      expect(r.treesRepairedAfterMs as number).toBeLessThan(1000)
-    }
-  })
-
-  it('peers leave while reductions run: every reduction complete and correct', () => {
+  it('peers leave while reductions run: every reduction complete and correct, trees repaired within 1 s of each leave', () => {
+    // With the near probe lane (the default): a parentless peer whose only near peers were its
+    // own descendants asked them again and again; each doomed check locked its tree, and the
+    // repair never ended (trees/tree-table.ts no longer retries a candidate whose check just failed).
     const name = 'test-leave-mid-reduction'
     const { report } = run(name)
     expectClean(name, report)
+    for (const r of report.stability.repairs) {
+      expect(r.treesRepairedAfterMs, `${replay(name)}: repaired after the ${r.event} at ${r.atMs}`).not.toBeNull()
+      expect(r.treesRepairedAfterMs as number).toBeLessThan(1000)
+    }
     expect(report.peers.final).toBe(report.peers.initial - 3)
     expect(report.reductions).toHaveLength(3)
     const big = report.reductions.find((x) => x.length === 65536)
@@ -192,9 +189,12 @@ describe('simulated scenarios', () => {
     expect(report.totals.wanBytes).toBeLessThan(1e9)
     // Simulated time (deterministic). Parts whose start had not been acknowledged yet were
     // pulled as if lost, and answers that overlapped a late partial waited out the owner's
-    // patience: the median was 9.4 s, the slowest 14 s.
+    // patience: the median was 9.4 s, the slowest 14 s. A reduction that needs a crashed
+    // peer's part waits for the crash to be detected (the failure-detection timeout, 5 s),
+    // so which reductions do depends on the trees: medians of 0.3 s to 3.8 s over seeds
+    // 2-4 and 21 with either probing (2026-11-24, seventh round). Past the timeout is a bug.
     const durations = report.reductions.map((x) => x.durationMs as number).sort((a, b) => a - b)
-    expect(durations[50]).toBeLessThan(3000)
+    expect(durations[50]).toBeLessThan(DEFAULT_FAILURE_DETECTION_TIMEOUT_MS)
     expect(durations[99]).toBeLessThan(8000)
   })
 

@@ -446,11 +446,13 @@ export class Simulation {
 
   private report (): SimReport {
     let probes = 0
+    let probesLight = 0
     let everStarted = 0
     for (const p of this.peers) {
       if (p.status !== 'off') everStarted++
       if (p.core === null) continue
       probes += p.core.probesStarted
+      probesLight += p.core.stats.probesLight
       for (const [k, v] of Object.entries(p.core.stats.rejected)) this.rejected[k] = (this.rejected[k] ?? 0) + v
     }
     return buildReport({
@@ -463,6 +465,7 @@ export class Simulation {
       reductions: [...this.reds.values()],
       deliveries: this.checker.deliveries,
       probes,
+      probesLight,
       everStarted,
       rejected: this.rejected,
       net: this.net.stats(),
