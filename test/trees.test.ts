@@ -38,6 +38,20 @@ describe('latency rule (003 §IV-B)', () => {
     expect(latencyPrefers(true, 10, 100, 10, -1, 0.05)).toBe(false)
   })
 
+  it('with the tie tolerance, a cluster regroups: a candidate at a quarter of the parent RTT, no farther from the root, takes p', () => {
+    // p hangs directly off the root's cluster (6 ms RTT, dist 6.15); a near peer (0.3 ms)
+    // with the same distance: 003 says no (dist equal); regrouping says yes (one wide-area
+    // edge per cluster instead of one per peer).
+    expect(latencyPrefers(true, 6, 6.15, 0.3, 6.15)).toBe(false)
+    expect(latencyPrefers(true, 6, 6.15, 0.3, 6.15, 0.05)).toBe(true)
+    // Farther from the root than the tolerance: no.
+    expect(latencyPrefers(true, 6, 6.15, 0.3, 6.5, 0.05)).toBe(false)
+    // Not near enough (more than a quarter of the parent's RTT): no.
+    expect(latencyPrefers(true, 6, 6.15, 1.6, 6.15, 0.05)).toBe(false)
+    // The way back: a far candidate never beats a near parent this way.
+    expect(latencyPrefers(true, 0.3, 6.45, 6, 0.15, 0.05)).toBe(false)
+  })
+
   it('a parentless peer takes any connected candidate, never a not-connected one (-1)', () => {
     expect(latencyPrefers(false, Infinity, Infinity, 1000, 999)).toBe(true)
     expect(latencyPrefers(false, Infinity, Infinity, 1, 0)).toBe(true)

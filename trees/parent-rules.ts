@@ -16,7 +16,12 @@ export function latencyPrefers (hasParent: boolean, parentRttMs: number, distMs:
   // Tie-break (ours, off with tieTolerance 0): an RTT equal within the tolerance does not
   // block a move that shortens the distance to the root clearly (a chain a->b->c of equal
   // wide-area RTTs would otherwise never straighten in a noise-free network).
-  return tieTolerance > 0 && candRttMs <= parentRttMs * (1 + tieTolerance) && candDistMs + candRttMs < distMs * (1 - tieTolerance)
+  if (tieTolerance <= 0) return false
+  if (candRttMs <= parentRttMs * (1 + tieTolerance) && candDistMs + candRttMs < distMs * (1 - tieTolerance)) return true
+  // Regrouping (ours): a candidate at most as far from the root (within the tolerance) and
+  // at a quarter of the parent's RTT or less takes p, so a cluster's peers gather behind one
+  // wide-area edge instead of each keeping its own.
+  return candRttMs * 4 <= parentRttMs && candDistMs <= distMs * (1 + tieTolerance)
 }
 
 /**
