@@ -63,7 +63,9 @@ export const DEFAULT_PARK_RETRY_MS = 500
 /**
  * Relative tolerance of the tie-breaks added to 003's parent rules (trees/parent-rules.ts);
  * 0 gives 003's rules exactly. Measured figures are never exactly equal on a real network,
- * but they are in a noise-free simulation, where ties would freeze poor trees.
+ * but they are in a noise-free simulation, where ties would freeze poor trees. It also
+ * bounds the latency trees' regrouping (a near candidate at most this much farther from
+ * the root takes a peer off a far parent).
  */
 export const DEFAULT_TIE_TOLERANCE = 0.05
 /**
