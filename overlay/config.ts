@@ -123,9 +123,10 @@ export interface CoreInit {
    * near probes (a few ms) then go on while a wide-area probe (100 ms or more on a loaded
    * link) is under way, and ask the same neighbours again as their trees fill. It starts
    * at most one probe per `probeNearLaneGapMs`, and its repeat probes are light
-   * (`probeBandwidthReuseMs`). Simulated 160-peer cold start: stable at 1.46 s instead of
-   * 1.86 s; fig9's rejoin of 80 peers repaired in 0.81 s instead of 1.58 s (BENCHMARKS.md).
-   * false: one probe at a time, as in 003. @default true
+   * (`probeBandwidthReuseMs`). fig9 (160 peers, seed 1): cold start stable at 1.44 s
+   * instead of 1.86 s, the rejoin of 80 peers repaired in 0.89 s instead of 1.58 s, for
+   * 104 probes per peer instead of 77 (BENCHMARKS.md). false: one probe at a time, as in
+   * 003. @default true
    */
   probeNearLane?: boolean
   /**

@@ -147,9 +147,6 @@ export class Probing {
   /** Probes started so far. */
   get started (): number { return this.runner.started + (this.nearRunner?.started ?? 0) }
 
-  /** Probes so far that reused a recent bandwidth instead of downloading. */
-  get light (): number { return this.runner.light + (this.nearRunner?.light ?? 0) }
-
   /** A membership change: (re)starts the schedule, and a probe in each idle lane. */
   trigger (now: number): void {
     this.schedule.trigger()
