@@ -153,7 +153,7 @@ export class TreecastCore {
       fanout: (m, except) => this.fanout(m, except),
       emit: (o) => this.out.push(o),
       triggerProbing: (now) => this.probing.trigger(now),
-      probeTargetGone: (now, peer) => this.probing.targetGone(now, peer),
+      memberGone: (now, peer) => { this.probing.targetGone(now, peer); this.reductions.peerGone(peer) },
       checkLeft: () => this.checkLeft(false),
       evicted: () => { this.stateValue = 'evicted'; this.out.push({ type: 'evicted' }) },
       reject: (r) => this.reject(r),

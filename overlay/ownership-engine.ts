@@ -57,8 +57,12 @@ export interface OwnershipHost {
   emit (out: Output): void
   /** A membership change may have made other parents better: probe. */
   triggerProbing (now: number): void
-  /** `peer` left or died: a probe waiting for its answer is given up at once. */
-  probeTargetGone (now: number, peer: PeerId): void
+  /**
+   * `peer` left or died: a probe waiting for its answer is given up at once, and reductions
+   * stop waiting for its partials (what it had not sent is pulled from the new owners; a
+   * later incarnation of it starts with no state).
+   */
+  memberGone (now: number, peer: PeerId): void
   /** Something a leaving peer waits for went away: it may be done. */
   checkLeft (): void
   /** This peer's own incarnation was declared gone by another peer. */
@@ -290,7 +294,7 @@ export class OwnershipEngine {
       return
     }
     this.host.trees.removeRoot(c.peer)
-    this.host.probeTargetGone(now, c.peer)
+    this.host.memberGone(now, c.peer)
     this.settle(this.claims.gone(c.peer))
     if (c.after === 'left') this.rehomeOrphansOf(now, c.peer)
     else this.orphansTo.delete(c.peer)

@@ -111,6 +111,20 @@ export function sentElsewhere (r: Red, to: PeerId): boolean {
   return false
 }
 
+/**
+ * `peer` is gone (left or died): nothing it acknowledged, announced or was asked is awaited
+ * any more, and its segment count starts over. A peer declared dead may come back as a new
+ * incarnation under the same id, without the state of the old one: an acknowledgement kept
+ * from before would make its part look in progress for ever, and it would never be pulled.
+ */
+export function forgetPeer (r: Red, peer: PeerId): void {
+  r.acked.delete(peer)
+  r.announced.delete(peer)
+  r.pulled.delete(peer)
+  r.segsFrom.delete(peer)
+  r.reported.delete(peer)
+}
+
 export function allSent (r: Red): boolean {
   return r.segs.every((s) => s.sent)
 }

@@ -31,7 +31,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
 import type { CombinePlan, Message, PartialMessage, PullMessage, ReduceAckMessage, ReduceStart } from './messages.ts'
 import type { OpRegistry } from './reduce-ops.ts'
-import { allSent, collectiveStart, concat, coveredAll, MAX_UNSEGMENTED_LENGTH, newRed, partialOf, PULL_PATIENCE, segLength, sentElsewhere, viaOf, type Red, type Seg } from './reduction-state.ts'
+import { allSent, collectiveStart, concat, coveredAll, forgetPeer, MAX_UNSEGMENTED_LENGTH, newRed, partialOf, PULL_PATIENCE, segLength, sentElsewhere, viaOf, type Red, type Seg } from './reduction-state.ts'
 
 export { MAX_UNSEGMENTED_LENGTH, PULL_PATIENCE, reduceStart } from './reduction-state.ts'
 
@@ -375,6 +375,9 @@ export class Reductions {
   flush (): void {
     for (const r of this.active.values()) if (!allSent(r) && r.root !== this.host.self) this.sendUp(r)
   }
+
+  /** `peer` left or died (reduction-state.ts `forgetPeer`). */
+  peerGone (peer: PeerId): void { for (const r of this.active.values()) forgetPeer(r, peer) }
 
   /** Reductions in flight here. */
   get activeCount (): number { return this.active.size }

@@ -250,6 +250,29 @@ describe('Reductions: pulls back off', () => {
     expect(f.sent.filter((s) => s.msg.t === 'pull').map((s) => s.to)).toEqual(['b', 'c', 'd'])
   })
 
+  it('a receiver declared dead that comes back as a new incarnation is pulled from, not waited for (test-crash-mid-combined-reduction)', () => {
+    const f = fixture('a')
+    f.red.onRouted(0, 'r', 'a', START, null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
+    f.red.onStartAcked('r', 'b', IntervalSet.range(2, 4))
+    f.red.onStartAcked('r', 'c', IntervalSet.range(4, 8))
+    f.red.onPartial(1, 'c', partial(IntervalSet.range(4, 8), 26, 0))
+    f.red.onPartial(1, 'c', partial(IntervalSet.range(4, 8), 26, 1))
+    f.red.onPartial(1, 'c', partial(IntervalSet.range(4, 8), 26, 2))
+    f.red.onPartial(1, 'b', partial(IntervalSet.range(2, 4), 7, 0))
+    // b is declared dead (its last segments are dropped as a dead member's), then rejoins
+    // under the same id with none of its old state, and owns 2-3 again.
+    f.red.peerGone('b')
+    f.red.onTimer(20, 'r')
+    const pulls = (): string[] => f.sent.filter((s) => s.msg.t === 'pull').map((s) => `${s.to}:${(s.msg as PullMessage).seg ?? '-'}`)
+    expect(pulls()).toEqual(['b:1', 'b:2'])
+    // Without peerGone the acknowledgement from b's old incarnation held the part as in
+    // progress for as long as b was alive: never pulled, the reduction never done.
+    f.red.onPartial(30, 'b', partial(IntervalSet.range(2, 4), 7, 1))
+    f.red.onPartial(30, 'b', partial(IntervalSet.range(2, 4), 7, 2))
+    expect(f.reduced).toHaveLength(1)
+    expect([...(f.reduced[0] as Float64Array)]).toEqual(new Array(10).fill(36))
+  })
+
   it('a reduce-ack from any peer holds the pulls back only within its patience', () => {
     const f = fixture('a')
     f.red.onRouted(0, 'r', 'a', reduceStart('sum', 0, 2, 1024), null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
