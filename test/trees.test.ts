@@ -87,6 +87,17 @@ describe('bandwidth rule (003 §IV-C)', () => {
     expect(bandwidthPrefers(true, 100, -1, 10, 1, 0.05)).toBe(false)
   })
 
+  it('with the tie tolerance, a better estimate must beat the current one by more than the tolerance', () => {
+    // A 4% better estimate from a candidate no closer: a tie, no move (each move costs a check).
+    expect(bandwidthPrefers(true, 100, 104, 10, 10, 0.05)).toBe(false)
+    expect(bandwidthPrefers(true, 100, 105, 10, 10, 0.05)).toBe(false)
+    expect(bandwidthPrefers(true, 100, 105.1, 10, 10, 0.05)).toBe(true)
+    // The same 4% from a much closer candidate: the tie-break moves it.
+    expect(bandwidthPrefers(true, 100, 104, 10, 1, 0.05)).toBe(true)
+    // Without the tolerance, 003's rule: any greater estimate.
+    expect(bandwidthPrefers(true, 100, 100.1, 10, 10, 0)).toBe(true)
+  })
+
   it('moves only to a strictly greater estimate; parentless takes any connected candidate', () => {
     expect(bandwidthPrefers(true, 100, 101)).toBe(true)
     expect(bandwidthPrefers(true, 100, 100)).toBe(false)

@@ -35,14 +35,17 @@ export function bandwidthEstimate (candEst: number, bwBytesPerSec: number, candC
 }
 
 /**
- * Bandwidth rule: p moves under c when est(p,c) > est(p,parent). Tie-break (ours, off with
- * tieTolerance 0): an estimate equal within the tolerance moves p to a candidate at less
- * than half the RTT of its parent, so siblings with identical estimates from one distant
- * parent regroup under a local one instead of each keeping its own wide-area branch.
+ * Bandwidth rule: p moves under c when est(p,c) > est(p,parent). With a tieTolerance (ours;
+ * 0 gives 003's rule): estimates within the tolerance are ties. A better estimate must beat
+ * the current one by more than the tolerance (a 0.1% gain moved a peer, and each move costs
+ * a check up the candidate's path: with tree news, half the tree messages of a 201-peer cold
+ * start), and a tie moves p to a candidate at less than half the RTT of its parent, so
+ * siblings with identical estimates from one distant parent regroup under a local one
+ * instead of each keeping its own wide-area branch.
  */
 export function bandwidthPrefers (hasParent: boolean, currentEst: number, candEst: number, parentRttMs = Infinity, candRttMs = Infinity, tieTolerance = 0): boolean {
   if (candEst < 0) return false
   if (!hasParent) return true
-  if (candEst > currentEst) return true
+  if (candEst > currentEst * (1 + Math.max(0, tieTolerance))) return true
   return tieTolerance > 0 && candEst >= currentEst * (1 - tieTolerance) && candRttMs < parentRttMs / 2
 }
