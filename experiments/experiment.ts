@@ -26,7 +26,7 @@ function nonNegativeInt (flag: string) {
   }
 }
 
-interface Opts { quick?: boolean, seed: number, out: string, maxPeers?: number, steadyProbeMs?: number, oneLane?: boolean, detour?: boolean, list?: boolean }
+interface Opts { quick?: boolean, seed: number, out: string, maxPeers?: number, steadyProbeMs?: number, oneLane?: boolean, news?: boolean, detour?: boolean, list?: boolean }
 
 const program = new Command()
   .name('npm run experiment --')
@@ -38,6 +38,7 @@ const program = new Command()
   .addOption(new Option('--max-peers <n>', 'largest peer count for size sweeps (scale); larger sizes are reported as not run').argParser(nonNegativeInt('--max-peers')))
   .addOption(new Option('--steady-probe-ms <ms>', 'simulated treecast peers also probe a random peer every <ms> (core steadyProbeIntervalMs; default off, as in 003)').argParser(nonNegativeInt('--steady-probe-ms')))
   .option('--one-lane', "simulated treecast peers probe as 003 does: one probe at a time, each with its download (core probeNearLane false, probeBandwidthReuseMs 0; default: a near lane beside the main one, and light probes of peers measured in the last 10 s)")
+  .option('--no-news', 'simulated treecast peers send no tree news (core treeNewsGapMs 0; default: a peer whose tree got much better tells its near peers, who probe it)')
   .option('--detour', 'simulated treecast peers probe the root of each latency tree they reach through a detour once a burst ends (core probeDetour; default off)')
   .option('--list', 'list the experiments and exit')
   .addHelpText('after', `\nExperiments:\n${listing()}\n`)
@@ -72,8 +73,8 @@ async function main (): Promise<number> {
       seed: opts.seed,
       outDir: opts.out,
       ...(opts.maxPeers !== undefined ? { maxPeers: opts.maxPeers } : {}),
-      ...(opts.steadyProbeMs !== undefined || opts.oneLane === true || opts.detour === true
-        ? { core: { ...(opts.steadyProbeMs !== undefined ? { steadyProbeIntervalMs: opts.steadyProbeMs } : {}), ...(opts.oneLane === true ? { probeNearLane: false, probeBandwidthReuseMs: 0 } : {}), ...(opts.detour === true ? { probeDetour: true } : {}) } }
+      ...(opts.steadyProbeMs !== undefined || opts.oneLane === true || opts.news === false || opts.detour === true
+        ? { core: { ...(opts.steadyProbeMs !== undefined ? { steadyProbeIntervalMs: opts.steadyProbeMs } : {}), ...(opts.oneLane === true ? { probeNearLane: false, probeBandwidthReuseMs: 0 } : {}), ...(opts.news === false ? { treeNewsGapMs: 0 } : {}), ...(opts.detour === true ? { probeDetour: true } : {}) } }
         : {})
     })
     return 0

@@ -338,6 +338,7 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     return light === true ? { ...msg, light: true as const } : msg
   },
   sync: () => ({ t: 'sync' }),
+  offer: () => ({ t: 'offer' }),
   'probe-rep': (o, f) => {
     const msg = {
       t: 'probe-rep' as const,

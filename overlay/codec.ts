@@ -119,7 +119,8 @@ function fieldsWire (msg: Message): Record<string, unknown> {
     case 'ping':
     case 'pong': return { nonce: msg.nonce }
     case 'probe-req': return msg.light === true ? { nonce: msg.nonce, light: true } : { nonce: msg.nonce }
-    case 'sync': return {}
+    case 'sync':
+    case 'offer': return {}
     case 'probe-rep': {
       const out: Record<string, unknown> = {
         nonce: msg.nonce,
@@ -270,7 +271,8 @@ function fieldsSize (msg: Message): number {
     case 'ping':
     case 'pong': return kn('nonce', msg.nonce)
     case 'probe-req': return kn('nonce', msg.nonce) + (msg.light === true ? kbool('light') : 0)
-    case 'sync': return 0
+    case 'sync':
+    case 'offer': return 0
     case 'probe-rep': return kn('nonce', msg.nonce) + str('padding') + bytes(msg.padding) +
       str('trees') + list(msg.trees, (e) => 1 + str(e.root) + num(e.dist) + num(e.est) + num(e.latChildren) + num(e.bwChildren)) +
       (msg.near === undefined ? 0 : str('near') + list(msg.near, (h) => 1 + str(h.peer) + num(h.rttMs)))

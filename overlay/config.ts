@@ -95,6 +95,7 @@ export const DEFAULT_PROBE_BANDWIDTH_REUSE_MS = 10_000
 
 /** The near lane starts at most one probe per this many ms. */
 export const DEFAULT_PROBE_NEAR_LANE_GAP_MS = 20
+export const DEFAULT_TREE_NEWS_GAP_MS = 50
 
 /** One ping-pong per probe (the node driver uses 2: the first may pay the connection set-up). */
 export const DEFAULT_PROBE_PING_COUNT = 1
@@ -154,6 +155,13 @@ export interface CoreInit {
    * neighbours every millisecond, mostly about trees that had not changed. @default 20
    */
   probeNearLaneGapMs?: number
+  /**
+   * Tree news (trees/tree-news.ts, with the near lane only): when some tree of this peer
+   * got much better, it tells its nearest peers (an `offer`), at most once per this many
+   * ms, and they probe it in their near lane, between bursts too. 0: no news (003's
+   * schedule alone decides who is probed). @default 50
+   */
+  treeNewsGapMs?: number
   /** Payloads of this size or more use the bandwidth tree. @default 262144 */
   switchPointBytes?: number
   /** @default 65536 */
@@ -234,6 +242,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     probeDetour: init.probeDetour ?? false,
     probeBandwidthReuseMs: init.probeBandwidthReuseMs ?? DEFAULT_PROBE_BANDWIDTH_REUSE_MS,
     probeNearLaneGapMs: init.probeNearLaneGapMs ?? DEFAULT_PROBE_NEAR_LANE_GAP_MS,
+    treeNewsGapMs: init.treeNewsGapMs ?? DEFAULT_TREE_NEWS_GAP_MS,
     switchPointBytes: init.switchPointBytes ?? DEFAULT_SWITCH_POINT_BYTES,
     chunkBytes: init.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
@@ -267,7 +276,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     const v = c[key]
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new InvalidConfigError(`${key} must be a finite number > 0, got ${String(v)}`)
   }
-  for (const key of ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs', 'tieTolerance', 'suspectGraceMs', 'treeUpdateDelayMs', 'probeNearFraction', 'reduceCombineMinBytes', 'probeBandwidthReuseMs', 'probeNearLaneGapMs'] as const) {
+  for (const key of ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs', 'tieTolerance', 'suspectGraceMs', 'treeUpdateDelayMs', 'probeNearFraction', 'reduceCombineMinBytes', 'probeBandwidthReuseMs', 'probeNearLaneGapMs', 'treeNewsGapMs'] as const) {
     const v = c[key]
     if (!Number.isFinite(v) || v < 0) throw new InvalidConfigError(`${key} must be a finite number >= 0, got ${String(v)}`)
   }

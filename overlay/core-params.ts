@@ -30,5 +30,7 @@ export interface CoreStats {
   probes: number
   /** Of those, light ones (no download: the bandwidth measured recently was reused). */
   probesLight: number
+  /** Tree-news offers received (each may start a probe of its sender: overlay/probing.ts `offered`). */
+  offers: number
   messagesOut: number
 }

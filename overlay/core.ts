@@ -42,7 +42,7 @@ export class TreecastCore {
   readonly trees: TreeTable
   readonly streams: Streams
   readonly reductions: Reductions
-  readonly stats: CoreStats = { rejected: {}, probes: 0, probesLight: 0, messagesOut: 0 }
+  readonly stats: CoreStats = { rejected: {}, probes: 0, probesLight: 0, offers: 0, messagesOut: 0 }
   private readonly probing: Probing
   private readonly ownership: OwnershipEngine
   private readonly timers = new TimerQueue()
@@ -79,7 +79,8 @@ export class TreecastCore {
       isAlive: (p) => this.members.isAlive(p),
       sendOp: (to, op) => this.sendOp(to, op),
       parentChanged: (kind, root, parent) => { this.out.push({ type: 'tree', kind, root, parent }) },
-      latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) }
+      latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) },
+      treeNews: () => { this.probing.news(this.now) }
     }, this.config.lockTimeoutMs, this.config.tieTolerance)
     this.streams = new Streams({
       self: this.self,
@@ -335,6 +336,7 @@ export class TreecastCore {
       case 'claim-ack': this.ownership.onClaimAck(from, msg.version, msg.ranges); break
       case 'ping': this.probing.pinged(now, from); this.send(from, { t: 'pong', nonce: msg.nonce }); break
       case 'pong': this.probing.onPong(now, from, msg.nonce); break
+      case 'offer': this.stats.offers++; this.probing.offered(now, from); break
       case 'probe-req': this.send(from, { t: 'probe-rep', nonce: msg.nonce, trees: this.trees.probeEntries(), padding: msg.light === true ? 0 : this.config.probeBytes, near: this.probing.requested(now, from) }); break
       case 'probe-rep': this.stats.probes++; if (msg.padding === 0) this.stats.probesLight++; this.probing.onReply(now, from, msg); break
       case 'tree': for (const op of msg.ops) this.trees.handleOp(now, from, op); break

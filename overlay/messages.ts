@@ -94,6 +94,12 @@ export interface ProbeReplyMessage {
   readonly near?: readonly NearHint[]
 }
 
+/**
+ * The sender's trees got much better (trees/tree-news.ts): a near peer probes it to see
+ * whether it makes a better parent. Sent to the sender's nearest peers only.
+ */
+export interface OfferMessage { readonly t: 'offer' }
+
 export interface TreeMessage { readonly t: 'tree', readonly ops: readonly TreeOp[] }
 
 /** How a stream is routed: along one of the root's trees, or directly to owners. */
@@ -218,7 +224,7 @@ export interface PullMessage {
 /** Every message a core sends or receives. */
 export type Message =
   | JoinMessage | SyncMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage | ClaimAckMessage
-  | PingMessage | PongMessage | ProbeRequestMessage | ProbeReplyMessage
+  | PingMessage | PongMessage | ProbeRequestMessage | ProbeReplyMessage | OfferMessage
   | TreeMessage | ChunkMessage | AckMessage | PartialMessage | PullMessage | ReduceAckMessage
 
 /** The message type tags. */

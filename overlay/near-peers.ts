@@ -71,6 +71,27 @@ export class NearPeers {
     return best
   }
 
+  /**
+   * Up to `count` near peers (measured RTT within NEAR_RTT_FACTOR of the nearest live one),
+   * chosen uniformly (reservoir sampling over the measurements, in their stored order), for
+   * telling them of tree news: the nearest few alone would be the same few every time.
+   */
+  sampleNear (random: () => number, isAlive: (p: PeerId) => boolean, count: number): PeerId[] {
+    const limitMs = NEAR_RTT_FACTOR * this.nearestRtt(isAlive)
+    const out: PeerId[] = []
+    let seen = 0
+    for (const [peer, rttMs] of this.measured) {
+      if (rttMs > limitMs || !isAlive(peer)) continue
+      seen++
+      if (out.length < count) out.push(peer)
+      else {
+        const j = Math.floor(random() * seen)
+        if (j < count) out[j] = peer
+      }
+    }
+    return out
+  }
+
   /** A membership change started a new burst of probes: every peer may be probed again. */
   newBurst (): void {
     this.probed.clear()

@@ -10,6 +10,15 @@
  * never probe the same peer at once. A probe of a peer whose bandwidth was measured in the
  * last `probeBandwidthReuseMs` is light: no download (BandwidthMemory).
  *
+ * Tree news (with the near lane): a peer whose tree got much better (trees/tree-news.ts)
+ * sends an `offer` to up to OFFER_FANOUT near peers picked at random, at most once per
+ * `treeNewsGapMs`; a peer offered to probes the offerer in its near lane next, between
+ * bursts too (these probes count as probing: the trees are still changing). 003's schedule
+ * ends a burst ten probes after a peer has every parent, so a cluster-mate that later
+ * found a far better parent (the cluster's first direct wide-area edge from the root) was
+ * never seen again: the bandwidth trees kept one wide-area edge per few peers, all sharing
+ * one link (fig7: 26% of List; with news 103%).
+ *
  * Whom it probes: a uniformly random other member, or, with probability
  * `probeNearFraction`, one of the nearest peers it knows of (NearPeers: its own RTT
  * measurements and its candidates' hints) not yet probed in this burst: 003 §VI's
@@ -59,10 +68,15 @@ export interface ProbingConfig {
   probeDetour: boolean
   probeBandwidthReuseMs: number
   probeNearLaneGapMs: number
+  treeNewsGapMs: number
 }
 
 /** A parent is far when its RTT is at least this many times the nearest peer's. */
 export const DETOUR_RTT_FACTOR = 4
+/** Near peers told of this peer's tree news (an `offer`), at most. */
+export const OFFER_FANOUT = 8
+/** Offers waiting for their probe, at most (the oldest is dropped past it). */
+export const MAX_OFFERS = 16
 /** Detour roots waiting for their probe, at most (the oldest is dropped past it). */
 export const MAX_DETOURS = 64
 
@@ -88,6 +102,12 @@ export class Probing {
   private nearNextAt = -Infinity
   /** A 'probe' timer is set for `nearNextAt`. */
   private nearTimerArmed = false
+  /** Peers that offered (tree news), to be probed by the near lane; bounded by MAX_OFFERS. */
+  private readonly offers: PeerId[] = []
+  /** Tree news waits to be sent at `newsAt` (at most one round per `treeNewsGapMs`). */
+  private newsPending = false
+  private newsAt = -Infinity
+  private lastNewsAt = -Infinity
 
   constructor (private readonly host: ProbingHost, private readonly cfg: ProbingConfig) {
     this.schedule = new ProbeSchedule(cfg.probeExtraCount)
@@ -178,6 +198,37 @@ export class Probing {
     if (!this.runner.inFlight && !this.schedule.isActive) this.runner.start(now)
   }
 
+  /**
+   * Some tree of this peer got much better (trees/tree-news.ts): its nearest peers are
+   * told, at most once per `treeNewsGapMs` (news in between joins the next round).
+   */
+  news (now: number): void {
+    if (this.nearRunner === null || this.cfg.treeNewsGapMs <= 0 || this.newsPending || !this.host.isRunning()) return
+    this.newsPending = true
+    this.newsAt = Math.max(now, this.lastNewsAt + this.cfg.treeNewsGapMs)
+    if (this.newsAt <= now) this.sendNews(now)
+    else this.host.setTimer(this.newsAt, 'probe')
+  }
+
+  /**
+   * A peer offered (its trees got much better): if it is near, the near lane probes it
+   * next, between bursts too. Offers from peers not near, or not alive, are ignored.
+   */
+  offered (now: number, from: PeerId): void {
+    if (this.nearRunner === null || !this.host.isRunning() || from === this.host.self || !this.host.isAlive(from)) return
+    if (this.offers.includes(from) || this.nearRunner.target === from || !this.nearTest()(from)) return
+    if (this.offers.length >= MAX_OFFERS) this.offers.shift()
+    this.offers.push(from)
+    this.startNearLane(now)
+  }
+
+  private sendNews (now: number): void {
+    this.newsPending = false
+    this.lastNewsAt = now
+    if (!this.host.isRunning()) return
+    for (const peer of this.near.sampleNear(this.host.random, (p) => this.host.isAlive(p), OFFER_FANOUT)) this.host.send(peer, { t: 'offer' })
+  }
+
   /** Stops the schedule (the peer is leaving). */
   stop (): void { this.schedule.stop() }
 
@@ -202,6 +253,7 @@ export class Probing {
   onTimer (now: number): void {
     this.runner.onTimer(now)
     this.nearRunner?.onTimer(now)
+    if (this.newsPending && now >= this.newsAt) this.sendNews(now)
     if (this.nearTimerArmed && now >= this.nearNextAt) {
       this.nearTimerArmed = false
       this.startNearLane(now)
@@ -249,6 +301,10 @@ export class Probing {
    * descendants would hold its tree locked with doomed checks every few ms.
    */
   private nearCandidate (): PeerId | undefined {
+    while (this.offers.length > 0) {
+      const offer = this.offers.shift() as PeerId
+      if (offer !== this.runner.target && this.host.isAlive(offer)) { this.near.markProbed(offer); return offer }
+    }
     const target = this.pickNear(this.runner.target)
     if (target !== undefined) this.near.markProbed(target)
     return target
@@ -310,6 +366,7 @@ export class Probing {
         if (wasActive) this.burstEnded()
         if (this.detours.length > 0) { this.runner.start(now); if (this.runner.inFlight) return }
         this.armSteady(now)
+        this.startNearLane(now)
         return
       }
       this.runner.start(now)
@@ -325,7 +382,9 @@ export class Probing {
    */
   private startNearLane (now: number): void {
     const lane = this.nearRunner
-    if (lane === null || lane.inFlight || !this.host.isRunning() || !this.schedule.isActive || this.pickNear(this.runner.target) === undefined) return
+    const offer = this.offers.length > 0
+    if (lane === null || lane.inFlight || !this.host.isRunning()) return
+    if (!offer && (!this.schedule.isActive || this.pickNear(this.runner.target) === undefined)) return
     if (now < this.nearNextAt) {
       if (!this.nearTimerArmed) {
         this.nearTimerArmed = true
@@ -333,7 +392,7 @@ export class Probing {
       }
       return
     }
-    if (this.schedule.next(this.host.parentlessCount()) !== 'probe') return
+    if (!offer && this.schedule.next(this.host.parentlessCount()) !== 'probe') return
     this.nearNextAt = now + this.cfg.probeNearLaneGapMs
     lane.start(now)
   }

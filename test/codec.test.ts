@@ -92,6 +92,7 @@ const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
   pong: { t: 'pong', nonce: 2 ** 40 },
   'probe-req': { t: 'probe-req', nonce: 77, light: true },
   sync: { t: 'sync' },
+  offer: { t: 'offer' },
   'probe-rep': {
     t: 'probe-rep',
     nonce: 77,

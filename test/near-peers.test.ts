@@ -92,6 +92,28 @@ describe('NearPeers', () => {
     n.prune((p) => Number(p.slice(1)) < 10, 10)
     expect(n.size.measured).toBe(10)
   })
+
+  it('sampleNear picks distinct live near peers, uniformly rather than always the same few', () => {
+    const n = new NearPeers('me')
+    for (let i = 0; i < 30; i++) n.measuredRtt(`n${i}`, 0.3 + i * 0.001)
+    for (let i = 0; i < 10; i++) n.measuredRtt(`f${i}`, 6)
+    n.addHints('n0', 0.3, [{ peer: 'h0', rttMs: 0.1 }])
+    let seed = 3
+    const random = (): number => { seed = (seed * 16807) % 2147483647; return seed / 2147483647 }
+    const alive = (p: string): boolean => p !== 'n5'
+    const seen = new Map<string, number>()
+    for (let round = 0; round < 200; round++) {
+      const s = n.sampleNear(random, alive, 8)
+      expect(s).toHaveLength(8)
+      expect(new Set(s).size).toBe(8)
+      // Near (measured, within 3x the nearest), alive; hinted peers are not sampled.
+      for (const p of s) { expect(p.startsWith('n') && p !== 'n5').toBe(true); seen.set(p, (seen.get(p) ?? 0) + 1) }
+    }
+    // Every one of the 29 live near peers is picked, about 200 x 8 / 29 = 55 times.
+    expect(seen.size).toBe(29)
+    for (const count of seen.values()) expect(count).toBeGreaterThan(25)
+    expect(n.sampleNear(random, alive, 0)).toEqual([])
+  })
 })
 
 /** A Probing over three clusters of peers, with the network answering at given RTTs. */
@@ -112,7 +134,7 @@ function probingHarness (nearFraction: number, randomValues: () => number, nearL
     detourRoots: () => [],
     isRunning: () => true
   }
-  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs }), sent, judged }
+  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs, treeNewsGapMs: 0 }), sent, judged }
 }
 
 /** Answers the probe in flight: peers p00-p09 are near (0.3 ms), the rest far (6 ms). */
@@ -268,7 +290,7 @@ describe('Probing: detour probes (probeDetour)', () => {
       detourRoots: () => [...detours],
       isRunning: () => true
     }
-    const probing = new Probing(host, { probeExtraCount: 2, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: 0, probeNearLane: false, probeDetour, probeBandwidthReuseMs: 0, probeNearLaneGapMs: 0 })
+    const probing = new Probing(host, { probeExtraCount: 2, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: 0, probeNearLane: false, probeDetour, probeBandwidthReuseMs: 0, probeNearLaneGapMs: 0, treeNewsGapMs: 0 })
     const pings = (): PeerId[] => sent.filter((s) => s.msg.t === 'ping').map((s) => s.to)
     const answerLast = (now: number): number => {
       const ping = [...sent].reverse().find((s) => s.msg.t === 'ping') as { to: PeerId, msg: Message }

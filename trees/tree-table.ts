@@ -29,6 +29,7 @@ import type { ProbeTreeEntry, TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
 import type { Tombstone, TreeState } from './tree-state.ts'
+import { TreeNews } from './tree-news.ts'
 
 export type { TreeState } from './tree-state.ts'
 
@@ -49,6 +50,8 @@ export interface TreeHost {
    * larger distance than before: the parent's RTT and distance (see Probing.detourSeen).
    */
   latParentDist? (now: number, root: PeerId, parentRttMs: number, parentDistMs: number): void
+  /** Some tree got much better (trees/tree-news.ts): called from `flush`, at most once per call. */
+  treeNews? (): void
 }
 
 /** Counters of tree activity. */
@@ -64,6 +67,7 @@ export class TreeTable {
   private frozen = false
   /** Trees whose reach or metric may have changed since the last flush. */
   private readonly dirty = new Set<TreeState>()
+  private readonly news = new TreeNews()
   /** Locks and unanswered children of dropped trees, by kind then root (see the file comment). */
   private readonly tombstones: Record<TreeKind, Map<PeerId, Tombstone>> = { lat: new Map(), bw: new Map() }
   readonly stats: TreeStats = { parentChanges: 0, checksRejected: 0, attachesAborted: 0 }
@@ -305,8 +309,10 @@ export class TreeTable {
     if (this.dirty.size === 0) return
     const dirty = [...this.dirty]
     this.dirty.clear()
+    let news = false
     for (const st of dirty) {
       if (this.byKind[st.kind].get(st.root) !== st) continue
+      if (this.news.observe(st, st.parent !== null)) news = true
       const reach = this.freshReach(st)
       if (st.parent !== null && (st.sentReach === null || !st.sentReach.equals(reach))) {
         st.sentReach = reach
@@ -329,6 +335,7 @@ export class TreeTable {
         this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: est })
       }
     }
+    if (news) this.host.treeNews?.()
   }
 
   /** True when some tree's reach or metric may have to be sent. */

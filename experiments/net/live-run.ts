@@ -80,6 +80,7 @@ export class LiveRun {
   private everStarted = 0
   private probesOfGone = 0
   private probesLightOfGone = 0
+  private offersOfGone = 0
   /** Real time of the schedule's time 0. */
   private offsetMs = 0
   private messagesOfGone = 0
@@ -257,9 +258,10 @@ export class LiveRun {
 
   /** Keeps the counters of a peer that goes away. */
   private retire (node: TreecastNode): void {
-    const c = node.overlay.counters() as { core: { probes: number, probesLight: number, messagesOut: number }, links: { bytesSent: number } }
+    const c = node.overlay.counters() as { core: { probes: number, probesLight: number, offers: number, messagesOut: number }, links: { bytesSent: number } }
     this.probesOfGone += c.core.probes
     this.probesLightOfGone += c.core.probesLight
+    this.offersOfGone += c.core.offers
     this.messagesOfGone += c.core.messagesOut
     this.bytesOfGone += c.links.bytesSent
   }
@@ -416,13 +418,15 @@ export class LiveRun {
     const running = this.peers.filter((p) => p.status === 'running' && p.node !== undefined)
     let probes = this.probesOfGone
     let probesLight = this.probesLightOfGone
+    let offers = this.offersOfGone
     let messages = this.messagesOfGone
     let bytes = this.bytesOfGone
     const rejected: Record<string, number> = {}
     for (const p of running) {
-      const c = (p.node as TreecastNode).overlay.counters() as { core: { probes: number, probesLight: number, messagesOut: number, rejected: Record<string, number> }, links: { bytesSent: number }, rejected: Record<string, number> }
+      const c = (p.node as TreecastNode).overlay.counters() as { core: { probes: number, probesLight: number, offers: number, messagesOut: number, rejected: Record<string, number> }, links: { bytesSent: number }, rejected: Record<string, number> }
       probes += c.core.probes
       probesLight += c.core.probesLight
+      offers += c.core.offers
       messages += c.core.messagesOut
       bytes += c.links.bytesSent
       for (const [k, v] of [...Object.entries(c.core.rejected), ...Object.entries(c.rejected)]) rejected[k] = (rejected[k] ?? 0) + v
@@ -443,6 +447,7 @@ export class LiveRun {
       deliveries: this.tracker.records(),
       probes,
       probesLight,
+      offers,
       everStarted: this.everStarted,
       rejected,
       net: { messages, bytes, wanBytes: this.init.network?.wanBytes() ?? 0 },

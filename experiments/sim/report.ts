@@ -22,6 +22,8 @@ export interface ReportInput {
   probes: number
   /** Probes that reused a recent bandwidth (no download). */
   probesLight: number
+  /** Tree-news offers received. */
+  offers: number
   everStarted: number
   rejected: Record<string, number>
   net: { messages: number, bytes: number, wanBytes: number }
@@ -81,7 +83,7 @@ export function buildReport (x: ReportInput): SimReport {
       unownedVnodesAtEnd: x.unowned
     },
     stability: { firstStableMs: x.firstStableMs === null ? null : round(x.firstStableMs), repairs: x.repairs.map((r) => ({ ...r, atMs: round(r.atMs), treesRepairedAfterMs: r.treesRepairedAfterMs === null ? null : round(r.treesRepairedAfterMs), stableAfterMs: r.stableAfterMs === null ? null : round(r.stableAfterMs) })) },
-    probes: { total: x.probes, perPeerMean: round(x.probes / Math.max(1, x.everStarted)), light: x.probesLight },
+    probes: { total: x.probes, perPeerMean: round(x.probes / Math.max(1, x.everStarted)), light: x.probesLight, offers: x.offers },
     rejected: x.rejected,
     violations: [...x.violations],
     replay: `npm run --silent sim -- ${x.scenario}.json --seed ${x.seed}`
@@ -155,7 +157,7 @@ export interface SimReport {
   }
   stability: { firstStableMs: number | null, repairs: RepairReport[] }
   /** `light`: probes that reused a bandwidth measured recently instead of downloading (`probeBandwidthReuseMs`). */
-  probes: { total: number, perPeerMean: number, light: number }
+  probes: { total: number, perPeerMean: number, light: number, offers: number }
   rejected: Record<string, number>
   violations: string[]
   replay: string
@@ -167,7 +169,7 @@ export function summarize (r: SimReport, wallMs?: number): string {
   const lines = [
     `scenario ${r.scenario}, seed ${r.seed}: ${r.peers.initial} peers at start, ${r.peers.final} at end, ${r.vnodes} virtual nodes, ${(r.simulatedMs / 1000).toFixed(2)} s simulated${wallMs !== undefined ? ` in ${(wallMs / 1000).toFixed(1)} s wall` : ''}`,
     `trees first stable at ${fmtMs(r.stability.firstStableMs)}; repairs: ${r.stability.repairs.map((x) => `${x.event}@${fmtMs(x.atMs)} -> ${x.interrupted ? 'interrupted by the next change' : `trees ${fmtMs(x.treesRepairedAfterMs)}, leavers gone ${fmtMs(x.stableAfterMs)}`}`).join(', ') || 'none'}`,
-    `probes: ${r.probes.total} (${r.probes.perPeerMean.toFixed(1)} per peer; ${r.probes.light} light, without download)`,
+    `probes: ${r.probes.total} (${r.probes.perPeerMean.toFixed(1)} per peer; ${r.probes.light} light, without download; ${r.probes.offers} tree-news offers received)`,
     `broadcasts: ${t.broadcastsComplete}/${t.broadcasts} complete, ${t.lostDeliveries} lost deliveries, ${t.duplicates} duplicates, ${t.fallbackSends} point-to-point fallback sends`,
     `reductions: ${t.reductions - t.reductionsWrong - t.reductionsIncomplete}/${t.reductions} correct, ${t.reductionsWrong} wrong, ${t.reductionsIncomplete} incomplete`,
     `traffic: ${t.messages} messages, ${(t.bytes / 1e6).toFixed(1)} MB (${(t.wanBytes / 1e6).toFixed(1)} MB over wide-area links)`

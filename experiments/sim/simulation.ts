@@ -447,12 +447,14 @@ export class Simulation {
   private report (): SimReport {
     let probes = 0
     let probesLight = 0
+    let offers = 0
     let everStarted = 0
     for (const p of this.peers) {
       if (p.status !== 'off') everStarted++
       if (p.core === null) continue
       probes += p.core.probesStarted
       probesLight += p.core.stats.probesLight
+      offers += p.core.stats.offers
       for (const [k, v] of Object.entries(p.core.stats.rejected)) this.rejected[k] = (this.rejected[k] ?? 0) + v
     }
     return buildReport({
@@ -466,6 +468,7 @@ export class Simulation {
       deliveries: this.checker.deliveries,
       probes,
       probesLight,
+      offers,
       everStarted,
       rejected: this.rejected,
       net: this.net.stats(),
