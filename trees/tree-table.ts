@@ -50,8 +50,8 @@ export interface TreeHost {
    * larger distance than before: the parent's RTT and distance (see Probing.detourSeen).
    */
   latParentDist? (now: number, root: PeerId, parentRttMs: number, parentDistMs: number): void
-  /** Some tree got much better (trees/tree-news.ts): called from `flush`, at most once per call. */
-  treeNews? (): void
+  /** Some tree got much better, or much worse (trees/tree-news.ts): called from `flush`, at most once per call and kind. */
+  treeNews? (kind: 'better' | 'worse'): void
 }
 
 /** Counters of tree activity. */
@@ -309,10 +309,13 @@ export class TreeTable {
     if (this.dirty.size === 0) return
     const dirty = [...this.dirty]
     this.dirty.clear()
-    let news = false
+    let better = false
+    let worse = false
     for (const st of dirty) {
       if (this.byKind[st.kind].get(st.root) !== st) continue
-      if (this.news.observe(st, st.parent !== null)) news = true
+      const seen = this.news.observe(st, st.parent !== null)
+      if (seen === 'better') better = true
+      else if (seen === 'worse') worse = true
       const reach = this.freshReach(st)
       if (st.parent !== null && (st.sentReach === null || !st.sentReach.equals(reach))) {
         st.sentReach = reach
@@ -335,7 +338,8 @@ export class TreeTable {
         this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: est })
       }
     }
-    if (news) this.host.treeNews?.()
+    if (better) this.host.treeNews?.('better')
+    if (worse) this.host.treeNews?.('worse')
   }
 
   /** True when some tree's reach or metric may have to be sent. */
