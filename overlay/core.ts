@@ -80,7 +80,7 @@ export class TreecastCore {
       sendOp: (to, op) => this.sendOp(to, op),
       parentChanged: (kind, root, parent) => { this.out.push({ type: 'tree', kind, root, parent }) },
       latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) },
-      treeNews: (kind) => { if (kind === 'better') this.probing.news(this.now); else this.probing.worse(this.now) }
+      treeNews: () => { this.probing.news(this.now) }
     }, this.config.lockTimeoutMs, this.config.tieTolerance)
     this.streams = new Streams({
       self: this.self,

@@ -13,13 +13,11 @@
  * Tree news (with the near lane): a peer whose tree got much better (trees/tree-news.ts)
  * sends an `offer` to up to OFFER_FANOUT near peers picked at random, at most once per
  * `treeNewsGapMs`; a peer offered to probes the offerer in its near lane next, between
- * bursts too (these probes count as probing: the trees are still changing). A peer whose
- * tree fell well below its best probes REGROUP_PROBES near peers at random the same way
- * (one of them may have a better way in and would not tell it). 003's schedule
+ * bursts too (these probes count as probing: the trees are still changing). 003's schedule
  * ends a burst ten probes after a peer has every parent, so a cluster-mate that later
  * found a far better parent (the cluster's first direct wide-area edge from the root) was
  * never seen again: the bandwidth trees kept one wide-area edge per few peers, all sharing
- * one link (fig7 at seed 1: 26% of List; with news 94%).
+ * one link (fig7: 26% of List; with news 103%).
  *
  * Whom it probes: a uniformly random other member, or, with probability
  * `probeNearFraction`, one of the nearest peers it knows of (NearPeers: its own RTT
@@ -77,8 +75,6 @@ export interface ProbingConfig {
 export const DETOUR_RTT_FACTOR = 4
 /** Near peers told of this peer's tree news (an `offer`), at most. */
 export const OFFER_FANOUT = 8
-/** Near peers probed when a tree fell well below its best (Probing.worse). */
-export const REGROUP_PROBES = 4
 /** Offers waiting for their probe, at most (the oldest is dropped past it). */
 export const MAX_OFFERS = 16
 /** Detour roots waiting for their probe, at most (the oldest is dropped past it). */
@@ -112,7 +108,6 @@ export class Probing {
   private newsPending = false
   private newsAt = -Infinity
   private lastNewsAt = -Infinity
-  private lastWorseAt = -Infinity
 
   constructor (private readonly host: ProbingHost, private readonly cfg: ProbingConfig) {
     this.schedule = new ProbeSchedule(cfg.probeExtraCount)
@@ -221,28 +216,10 @@ export class Probing {
    */
   offered (now: number, from: PeerId): void {
     if (this.nearRunner === null || !this.host.isRunning() || from === this.host.self || !this.host.isAlive(from)) return
-    if (!this.nearTest()(from)) return
-    this.queueOffer(from)
-    this.startNearLane(now)
-  }
-
-  /**
-   * Some tree of this peer fell well below its best (trees/tree-news.ts): the near lane
-   * probes REGROUP_PROBES near peers picked at random (one of them may have a better way
-   * in, and would not tell this peer: news goes out only when the sender improves), at
-   * most one round per `treeNewsGapMs`.
-   */
-  worse (now: number): void {
-    if (this.nearRunner === null || this.cfg.treeNewsGapMs <= 0 || !this.host.isRunning() || now < this.lastWorseAt + this.cfg.treeNewsGapMs) return
-    this.lastWorseAt = now
-    for (const peer of this.near.sampleNear(this.host.random, (p) => this.host.isAlive(p), REGROUP_PROBES)) this.queueOffer(peer)
-    this.startNearLane(now)
-  }
-
-  private queueOffer (peer: PeerId): void {
-    if (this.offers.includes(peer) || this.nearRunner?.target === peer) return
+    if (this.offers.includes(from) || this.nearRunner.target === from || !this.nearTest()(from)) return
     if (this.offers.length >= MAX_OFFERS) this.offers.shift()
-    this.offers.push(peer)
+    this.offers.push(from)
+    this.startNearLane(now)
   }
 
   private sendNews (now: number): void {

@@ -7,7 +7,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { TREE_NEWS_GAIN, TreeNews } from '../trees/tree-news.ts'
 import type { TreeState } from '../trees/tree-state.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
-import { MAX_OFFERS, OFFER_FANOUT, Probing, REGROUP_PROBES, type ProbingHost } from '../overlay/probing.ts'
+import { MAX_OFFERS, OFFER_FANOUT, Probing, type ProbingHost } from '../overlay/probing.ts'
 import type { Message } from '../overlay/messages.ts'
 import { Simulation } from '../experiments/sim/simulation.ts'
 import type { Scenario } from '../experiments/sim/scenario.ts'
@@ -21,60 +21,38 @@ describe('TreeNews', () => {
   it('a bandwidth tree is news when it first connects and when its estimate beats its best by the gain', () => {
     const news = new TreeNews()
     const st = tree('bw', 4e6)
-    expect(news.observe(st, true)).toBe('better')
+    expect(news.observe(st, true)).toBe(true)
     st.metric = 4e6 * (1 + TREE_NEWS_GAIN) * 0.99
-    expect(news.observe(st, true)).toBe(null)
+    expect(news.observe(st, true)).toBe(false)
     st.metric = 4e6 * (1 + TREE_NEWS_GAIN)
-    expect(news.observe(st, true)).toBe('better')
-    // A swing back up to the best is not news: a parent's children come and go.
-    st.metric = 4.5e6
-    expect(news.observe(st, true)).toBe(null)
+    expect(news.observe(st, true)).toBe(true)
+    // A swing down and back up to the best is not news: a parent's children come and go.
+    st.metric = 1e6
+    expect(news.observe(st, true)).toBe(false)
     st.metric = 5e6
-    expect(news.observe(st, true)).toBe(null)
+    expect(news.observe(st, true)).toBe(false)
   })
 
-  it('a tree that falls well below its best is worse, once per best', () => {
-    const news = new TreeNews()
-    const st = tree('bw', 5e6)
-    expect(news.observe(st, true)).toBe('better')
-    st.metric = 5e6 / (1 + TREE_NEWS_GAIN) * 1.01
-    expect(news.observe(st, true)).toBe(null)
-    st.metric = 5e6 / (1 + TREE_NEWS_GAIN)
-    expect(news.observe(st, true)).toBe('worse')
-    st.metric = 1e6
-    expect(news.observe(st, true)).toBe(null)
-    // Back to the best and down again: still no second alarm (no loop on a swinging metric).
-    st.metric = 5e6
-    expect(news.observe(st, true)).toBe(null)
-    st.metric = 1e6
-    expect(news.observe(st, true)).toBe(null)
-    // A new best re-arms it.
-    st.metric = 5e6 * (1 + TREE_NEWS_GAIN)
-    expect(news.observe(st, true)).toBe('better')
-    st.metric = 1e6
-    expect(news.observe(st, true)).toBe('worse')
-  })
-
-  it('a latency tree is news when its distance shrinks by the gain, worse when it grows by it', () => {
+  it('a latency tree is news when its distance shrinks by the gain', () => {
     const news = new TreeNews()
     const st = tree('lat', 12)
-    expect(news.observe(st, true)).toBe('better')
+    expect(news.observe(st, true)).toBe(true)
     st.metric = 11
-    expect(news.observe(st, true)).toBe(null)
+    expect(news.observe(st, true)).toBe(false)
     st.metric = 12 / (1 + TREE_NEWS_GAIN)
-    expect(news.observe(st, true)).toBe('better')
+    expect(news.observe(st, true)).toBe(true)
     st.metric = 30
-    expect(news.observe(st, true)).toBe('worse')
+    expect(news.observe(st, true)).toBe(false)
   })
 
   it('a tree that lost its parent is news again when it connects again; unknown metrics never are', () => {
     const news = new TreeNews()
     const st = tree('bw', 8e6)
-    expect(news.observe(st, true)).toBe('better')
-    expect(news.observe(st, false)).toBe(null)
-    expect(news.observe(st, true)).toBe('better')
-    expect(news.observe(tree('lat', Infinity), true)).toBe(null)
-    expect(news.observe(tree('bw', -1), true)).toBe(null)
+    expect(news.observe(st, true)).toBe(true)
+    expect(news.observe(st, false)).toBe(false)
+    expect(news.observe(st, true)).toBe(true)
+    expect(news.observe(tree('lat', Infinity), true)).toBe(false)
+    expect(news.observe(tree('bw', -1), true)).toBe(false)
   })
 })
 
@@ -162,22 +140,6 @@ describe('Probing: tree news and offers', () => {
     expect(pings(h.sent)).toEqual(['p03'])
     h.probing.onTimer(10)
     expect(pings(h.sent)).toEqual(['p03', 'p04'])
-  })
-
-  it('a tree that got worse makes the near lane probe REGROUP_PROBES near peers, at most once per treeNewsGapMs', () => {
-    const h = harness(50)
-    h.probing.worse(0)
-    h.probing.worse(10)
-    // Nobody answers: each probe times out after 1 s and the next one starts.
-    for (let now = 0; now <= 6000; now += 5) h.probing.onTimer(now)
-    const probed = pings(h.sent)
-    expect(probed.length).toBe(REGROUP_PROBES)
-    expect(new Set(probed).size).toBe(REGROUP_PROBES)
-    expect(probed.every(isNear)).toBe(true)
-    expect(offersSent(h.sent)).toEqual([])
-    // Past the gap, a new fall probes again.
-    h.probing.worse(6000)
-    expect(pings(h.sent).length).toBeGreaterThan(REGROUP_PROBES)
   })
 
   it('waiting offers are bounded by MAX_OFFERS (the oldest is dropped)', () => {

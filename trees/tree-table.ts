@@ -50,8 +50,8 @@ export interface TreeHost {
    * larger distance than before: the parent's RTT and distance (see Probing.detourSeen).
    */
   latParentDist? (now: number, root: PeerId, parentRttMs: number, parentDistMs: number): void
-  /** Some tree got much better, or much worse (trees/tree-news.ts): called from `flush`, at most once per call and kind. */
-  treeNews? (kind: 'better' | 'worse'): void
+  /** Some tree got much better (trees/tree-news.ts): called from `flush`, at most once per call. */
+  treeNews? (): void
 }
 
 /** Counters of tree activity. */
@@ -309,13 +309,10 @@ export class TreeTable {
     if (this.dirty.size === 0) return
     const dirty = [...this.dirty]
     this.dirty.clear()
-    let better = false
-    let worse = false
+    let news = false
     for (const st of dirty) {
       if (this.byKind[st.kind].get(st.root) !== st) continue
-      const seen = this.news.observe(st, st.parent !== null)
-      if (seen === 'better') better = true
-      else if (seen === 'worse') worse = true
+      if (this.news.observe(st, st.parent !== null)) news = true
       const reach = this.freshReach(st)
       if (st.parent !== null && (st.sentReach === null || !st.sentReach.equals(reach))) {
         st.sentReach = reach
@@ -338,8 +335,7 @@ export class TreeTable {
         this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: est })
       }
     }
-    if (better) this.host.treeNews?.('better')
-    if (worse) this.host.treeNews?.('worse')
+    if (news) this.host.treeNews?.()
   }
 
   /** True when some tree's reach or metric may have to be sent. */
