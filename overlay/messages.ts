@@ -96,7 +96,7 @@ export interface ProbeReplyMessage {
 
 /**
  * The sender's trees got much better (trees/tree-news.ts): a near peer probes it to see
- * whether it makes a better parent. Sent to the sender's nearest peers only.
+ * whether it makes a better parent. Sent to a few of the sender's near peers, picked at random.
  */
 export interface OfferMessage { readonly t: 'offer' }
 

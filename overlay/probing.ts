@@ -17,7 +17,7 @@
  * ends a burst ten probes after a peer has every parent, so a cluster-mate that later
  * found a far better parent (the cluster's first direct wide-area edge from the root) was
  * never seen again: the bandwidth trees kept one wide-area edge per few peers, all sharing
- * one link (fig7: 26% of List; with news 103%).
+ * one link (fig7 at seed 1: 26% of List; with news 94%).
  *
  * Whom it probes: a uniformly random other member, or, with probability
  * `probeNearFraction`, one of the nearest peers it knows of (NearPeers: its own RTT
@@ -199,8 +199,9 @@ export class Probing {
   }
 
   /**
-   * Some tree of this peer got much better (trees/tree-news.ts): its nearest peers are
-   * told, at most once per `treeNewsGapMs` (news in between joins the next round).
+   * Some tree of this peer got much better (trees/tree-news.ts): OFFER_FANOUT near peers
+   * picked at random are told, at most once per `treeNewsGapMs` (news in between joins the
+   * next round).
    */
   news (now: number): void {
     if (this.nearRunner === null || this.cfg.treeNewsGapMs <= 0 || this.newsPending || !this.host.isRunning()) return

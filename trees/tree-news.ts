@@ -2,7 +2,7 @@
  * News of a tree that got much better (ours, not 003's): a peer whose distance to a root
  * shrank, or whose estimated rate from it grew, by at least TREE_NEWS_GAIN since it last
  * had news of that tree (or that first connected) tells its near peers, who probe it
- * (overlay/probing.ts `offer`). 003's schedule stops probing a few probes after a peer has
+ * (overlay/probing.ts `offered`). 003's schedule stops probing a few probes after a peer has
  * every parent; a peer that finds a far better parent later (a cluster's first direct
  * wide-area edge to the root, say) is then never seen by its neighbours, which keep their
  * own, worse ones. The baseline is the best metric the tree had since it last connected,
