@@ -18,31 +18,24 @@ function tree (kind: TreeKind, metric: number): TreeState {
 }
 
 describe('TreeNews', () => {
-  it('a bandwidth tree is news when it first connects and when its estimate beats its best by the gain', () => {
+  /** Feeds one connected tree the metrics in turn; each step says whether it is news. */
+  function walk (kind: TreeKind, steps: ReadonlyArray<readonly [number, boolean]>): void {
     const news = new TreeNews()
-    const st = tree('bw', 4e6)
-    expect(news.observe(st, true)).toBe(true)
-    st.metric = 4e6 * (1 + TREE_NEWS_GAIN) * 0.99
-    expect(news.observe(st, true)).toBe(false)
-    st.metric = 4e6 * (1 + TREE_NEWS_GAIN)
-    expect(news.observe(st, true)).toBe(true)
+    const st = tree(kind, (steps[0] as readonly [number, boolean])[0])
+    for (const [metric, expected] of steps) {
+      st.metric = metric
+      expect(news.observe(st, true), `${kind} at ${metric}`).toBe(expected)
+    }
+  }
+
+  it('a bandwidth tree is news when it first connects and when its estimate beats its best by the gain', () => {
+    const g = 1 + TREE_NEWS_GAIN
     // A swing down and back up to the best is not news: a parent's children come and go.
-    st.metric = 1e6
-    expect(news.observe(st, true)).toBe(false)
-    st.metric = 5e6
-    expect(news.observe(st, true)).toBe(false)
+    walk('bw', [[4e6, true], [4e6 * g * 0.99, false], [4e6 * g, true], [1e6, false], [5e6, false]])
   })
 
   it('a latency tree is news when its distance shrinks by the gain', () => {
-    const news = new TreeNews()
-    const st = tree('lat', 12)
-    expect(news.observe(st, true)).toBe(true)
-    st.metric = 11
-    expect(news.observe(st, true)).toBe(false)
-    st.metric = 12 / (1 + TREE_NEWS_GAIN)
-    expect(news.observe(st, true)).toBe(true)
-    st.metric = 30
-    expect(news.observe(st, true)).toBe(false)
+    walk('lat', [[12, true], [11, false], [12 / (1 + TREE_NEWS_GAIN), true], [30, false]])
   })
 
   it('a tree that lost its parent is news again when it connects again; unknown metrics never are', () => {
