@@ -308,7 +308,8 @@ export class TreecastCore {
   handle (now: number, from: PeerId, msg: Message): void {
     this.now = now
     if (this.stateValue === 'left' || this.stateValue === 'evicted' || this.stateValue === 'idle') return
-    if (this.stateValue !== 'joining' && msg.t !== 'join' && this.members.statusOf(from) === 'dead') {
+    const status = this.members.statusOf(from)
+    if (this.stateValue !== 'joining' && msg.t !== 'join' && status === 'dead') {
       // A peer declared dead speaks (it hung, or a partition healed): its messages belong to
       // a dead incarnation and are dropped; it is told, so it stops (evicted) and may rejoin.
       this.reject('from-dead-member')
@@ -317,7 +318,7 @@ export class TreecastCore {
       return
     }
     // Only members' silence is ever watched; a table entry per sender id would be unbounded.
-    if (this.members.statusOf(from) !== undefined) this.liveness.heard(now, from)
+    if (status !== undefined) this.liveness.heard(now, from)
     if (this.stateValue === 'joining' && !(msg.t === 'facts' && msg.welcome)) {
       // Arrived before the contact's snapshot (a hand-off can overtake it): keep for after.
       if (!this.preJoin.push(from, msg)) this.reject('pre-join-overflow')
@@ -472,18 +473,15 @@ export class TreecastCore {
       this.timers.add(now + this.config.treeUpdateDelayMs, 'tree')
     }
     const box = this.treeOutbox
-    this.treeOutbox = new Map()
+    if (box.size > 0) this.treeOutbox = new Map()
     for (const [to, ops] of box) {
       if (to === this.self) { for (const op of ops) this.trees.handleOp(now, to, op); continue }
       this.send(to, { t: 'tree', ops })
     }
     if (this.treeOutbox.size > 0) this.flush(now)
-    if (this.deferred.length > 0) {
-      this.stats.messagesOut += this.deferred.length
-      for (const o of this.deferred) this.out.push(o)
-      this.deferred = []
-    }
-    this.liveness.arm(now, this.streams.awaitedPeers().size > 0 || this.reductions.activeCount > 0)
+    for (const o of this.deferred) this.out.push(o)
+    if (this.deferred.length > 0) { this.stats.messagesOut += this.deferred.length; this.deferred = [] }
+    this.liveness.arm(now, this.streams.awaiting || this.reductions.activeCount > 0)
   }
 
   private newId (): string {

@@ -28,7 +28,7 @@ export class Liveness {
   /** Something arrived from `peer`. */
   heard (now: number, peer: PeerId): void {
     this.lastHeard.set(peer, now)
-    this.pingSent.delete(peer)
+    if (this.pingSent.size > 0) this.pingSent.delete(peer)
   }
 
   /** Peers whose last message is remembered (for tests of the bound). */

@@ -251,6 +251,9 @@ export class Streams {
     return parked
   }
 
+  /** Whether some peer has unacknowledged data from here (awaitedPeers not empty). */
+  get awaiting (): boolean { return this.outgoing.size > 0 }
+
   /** Peers with unacknowledged data from here. */
   awaitedPeers (): Set<PeerId> {
     const out = new Set<PeerId>()

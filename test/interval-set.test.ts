@@ -105,6 +105,19 @@ describe('IntervalSet vs Set<number> model', () => {
     }), { numRuns: 300 })
   })
 
+  it('unionAll of any number of sets matches the model and a fold of union', () => {
+    fc.assert(fc.property(fc.array(arbSample, { maxLength: 6 }), (samples) => {
+      const model = new Set(samples.flatMap(s => [...s.model]))
+      const all = IntervalSet.unionAll(samples.map(s => s.set))
+      expectMatches(all, model)
+      expect(all.equals(samples.reduce((acc, s) => acc.union(s.set), IntervalSet.EMPTY))).toBe(true)
+    }), { numRuns: 500 })
+    const a = IntervalSet.range(0, 10)
+    expect(IntervalSet.unionAll([])).toBe(IntervalSet.EMPTY)
+    expect(IntervalSet.unionAll([IntervalSet.EMPTY, a])).toBe(a)
+    expect(IntervalSet.unionAll([IntervalSet.range(2, 4), a, IntervalSet.range(9, 10)])).toBe(a)
+  })
+
   it('union, difference and intersection match the model', () => {
     fc.assert(fc.property(arbSample, arbSample, (a, b) => {
       const union = new Set([...a.model, ...b.model])

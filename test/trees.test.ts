@@ -262,7 +262,7 @@ class TreeNet {
   }
 
   /** `p` probes `cand` and judges it with the candidate's real entries; flushes `p`. */
-  judge (p: PeerId, cand: PeerId, rttMs: number, bw: number, entries?: ProbeTreeEntry[]): number {
+  judge (p: PeerId, cand: PeerId, rttMs: number, bw: number, entries?: readonly ProbeTreeEntry[]): number {
     const t = this.t(p)
     const n = t.judge(this.now, cand, rttMs, bw, entries ?? this.t(cand).probeEntries())
     t.flush()

@@ -60,3 +60,25 @@ export interface TreeState {
    */
   refused: { readonly candidate: PeerId, readonly at: number } | null
 }
+
+/** The key of a check's lock: its origin and the origin's id for it. */
+export function lockKey (origin: PeerId, id: number): string {
+  return `${origin}#${id}`
+}
+
+/** The `unanswered` key of a disowned former child (lock keys end in a digit, these in NUL). */
+export function childKey (child: PeerId): string {
+  return `${child}\u0000`
+}
+
+/** A tree's metric while it has no parent: no distance, no rate. */
+export function noParentMetric (kind: TreeKind): number {
+  return kind === 'lat' ? Infinity : 0
+}
+
+/** Metrics within 1% of each other: an update to a neighbour is not worth a message. */
+export function closeEnough (a: number, b: number): boolean {
+  if (a === b) return true
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return false
+  return Math.abs(a - b) <= 0.01 * Math.max(Math.abs(a), Math.abs(b))
+}

@@ -28,7 +28,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { ProbeTreeEntry, TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
-import type { Tombstone, TreeState } from './tree-state.ts'
+import { childKey, closeEnough, lockKey, noParentMetric, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
 
 export type { TreeState } from './tree-state.ts'
@@ -67,6 +67,8 @@ export class TreeTable {
   private frozen = false
   /** Trees whose reach or metric may have changed since the last flush. */
   private readonly dirty = new Set<TreeState>()
+  /** What probeEntries returned, while no tree changed since (replies are frequent). */
+  private entries: ProbeTreeEntry[] | null = null
   private readonly news = new TreeNews()
   /** Locks and unanswered children of dropped trees, by kind then root (see the file comment). */
   private readonly tombstones: Record<TreeKind, Map<PeerId, Tombstone>> = { lat: new Map(), bw: new Map() }
@@ -93,6 +95,7 @@ export class TreeTable {
       const isRoot = root === this.host.self
       const tomb = this.tombstones[kind].get(root)
       this.tombstones[kind].delete(root)
+      this.entries = null
       trees.set(root, {
         kind,
         root,
@@ -122,6 +125,7 @@ export class TreeTable {
       if (st === undefined) continue
       if (st.parent !== null) this.connected--
       this.byKind[kind].delete(root)
+      this.entries = null
       for (const child of st.children.keys()) {
         this.host.sendOp(child, { op: 'disown', kind, root })
         st.unanswered.set(childKey(child), child)
@@ -197,8 +201,9 @@ export class TreeTable {
     return max
   }
 
-  /** This peer's state for every tree, as carried in a probe reply. */
-  probeEntries (): ProbeTreeEntry[] {
+  /** This peer's state for every tree, as carried in a probe reply (shared: do not modify). */
+  probeEntries (): readonly ProbeTreeEntry[] {
+    if (this.entries !== null) return this.entries
     // Both kinds of tree of a root are created and dropped together (ensureRoot, removeRoot).
     const out: ProbeTreeEntry[] = []
     for (const [root, lat] of this.byKind.lat) {
@@ -208,6 +213,7 @@ export class TreeTable {
       const est = isRoot || bw.parent !== null ? bw.metric : -1
       out.push({ root, dist, est, latChildren: lat.children.size, bwChildren: bw.children.size })
     }
+    this.entries = out
     return out
   }
 
@@ -218,47 +224,54 @@ export class TreeTable {
   judge (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number, entries: readonly ProbeTreeEntry[]): number {
     let started = 0
     if (this.frozen) return 0
+    const self = this.host.self
     for (const e of entries) {
-      if (e.root === this.host.self || !this.host.isAlive(e.root)) continue
-      this.ensureRoot(e.root)
-      for (const kind of TREE_KINDS) {
-        const st = this.get(kind, e.root)
-        if (st === undefined) continue
-        this.expire(st, now)
-        if (st.pending !== null || st.locks.size > 0) continue
-        if (st.refused !== null && st.refused.candidate === cand && now - st.refused.at < this.lockTimeoutMs) continue
-        const hasParent = st.parent !== null
-        if (kind === 'lat') {
-          if (st.parent === cand) {
-            if (e.dist >= 0) { st.parentRttMs = rttMs; st.metric = e.dist + rttMs; this.dirty.add(st) }
-            continue
-          }
-          if (latencyPrefers(hasParent, st.parentRttMs, st.metric, rttMs, e.dist, this.tieTolerance)) {
-            this.startAttach(now, st, cand, rttMs, 0, e.dist + rttMs, 0)
-            started++
-          }
-        } else {
-          const isChild = st.parent === cand
-          const linkEst = bwBytesPerSec / Math.max(1, e.bwChildren + (isChild ? 0 : 1))
-          const est = bandwidthEstimate(e.est, bwBytesPerSec, e.bwChildren, isChild)
-          if (isChild) {
-            if (est >= 0) { st.parentRttMs = rttMs; st.linkEst = linkEst; st.metric = est; this.dirty.add(st) }
-            continue
-          }
-          if (bandwidthPrefers(hasParent, st.metric, est, st.parentRttMs, rttMs, this.tieTolerance)) {
-            this.startAttach(now, st, cand, rttMs, bwBytesPerSec, est, linkEst)
-            started++
-          }
-        }
-      }
+      if (e.root === self || !this.host.isAlive(e.root)) continue
+      let lat = this.byKind.lat.get(e.root)
+      if (lat === undefined) { this.ensureRoot(e.root); lat = this.byKind.lat.get(e.root) as TreeState }
+      if (this.judgeLat(now, lat, cand, rttMs, e)) started++
+      if (this.judgeBw(now, this.byKind.bw.get(e.root) as TreeState, cand, rttMs, bwBytesPerSec, e)) started++
     }
     return started
+  }
+
+  /** Whether `st` may start a parent change towards `cand` now. */
+  private mayMove (now: number, st: TreeState, cand: PeerId): boolean {
+    this.expire(st, now)
+    if (st.pending !== null || st.locks.size > 0) return false
+    return st.refused === null || st.refused.candidate !== cand || now - st.refused.at >= this.lockTimeoutMs
+  }
+
+  private judgeLat (now: number, st: TreeState, cand: PeerId, rttMs: number, e: ProbeTreeEntry): boolean {
+    if (!this.mayMove(now, st, cand)) return false
+    if (st.parent === cand) {
+      if (e.dist >= 0) { st.parentRttMs = rttMs; st.metric = e.dist + rttMs; this.touch(st) }
+      return false
+    }
+    if (!latencyPrefers(st.parent !== null, st.parentRttMs, st.metric, rttMs, e.dist, this.tieTolerance)) return false
+    this.startAttach(now, st, cand, rttMs, 0, e.dist + rttMs, 0)
+    return true
+  }
+
+  private judgeBw (now: number, st: TreeState, cand: PeerId, rttMs: number, bwBytesPerSec: number, e: ProbeTreeEntry): boolean {
+    if (!this.mayMove(now, st, cand)) return false
+    const isChild = st.parent === cand
+    const linkEst = bwBytesPerSec / Math.max(1, e.bwChildren + (isChild ? 0 : 1))
+    const est = bandwidthEstimate(e.est, bwBytesPerSec, e.bwChildren, isChild)
+    if (isChild) {
+      if (est >= 0) { st.parentRttMs = rttMs; st.linkEst = linkEst; st.metric = est; this.touch(st) }
+      return false
+    }
+    if (!bandwidthPrefers(st.parent !== null, st.metric, est, st.parentRttMs, rttMs, this.tieTolerance)) return false
+    this.startAttach(now, st, cand, rttMs, bwBytesPerSec, est, linkEst)
+    return true
   }
 
   /** Handles one tree operation from `from`. */
   handleOp (now: number, from: PeerId, op: TreeOp): void {
     const st = this.get(op.kind, op.root)
-    if (op.op === 'detach' || op.op === 'unlock') this.answered(st, op.kind, op.root, op.op === 'detach' ? childKey(from) : `${op.origin}#${op.id}`)
+    if (op.op === 'detach') this.answered(st, op.kind, op.root, from, null)
+    else if (op.op === 'unlock') this.answered(st, op.kind, op.root, op.origin, op.id)
     switch (op.op) {
       case 'check': return this.onCheck(now, st, op)
       case 'result': return this.onResult(now, st, op)
@@ -294,7 +307,7 @@ export class TreeTable {
         {
           const rose = st.kind === 'lat' && op.value + st.parentRttMs > st.metric && from !== op.root
           st.metric = st.kind === 'lat' ? op.value + st.parentRttMs : op.value
-          this.dirty.add(st)
+          this.touch(st)
           // After the update: the host may probe at once and read this tree's new state.
           if (rose) this.host.latParentDist?.(now, op.root, st.parentRttMs, op.value)
         }
@@ -351,6 +364,12 @@ export class TreeTable {
     yield * this.byKind.bw.values()
   }
 
+  /** `st` changed (parent, metric, children or reach): flush sends it, probe replies see it. */
+  private touch (st: TreeState): void {
+    this.dirty.add(st)
+    this.entries = null
+  }
+
   private dropChild (st: TreeState, child: PeerId): void {
     st.childBw.delete(child)
     st.sentChildEst.delete(child)
@@ -367,7 +386,6 @@ export class TreeTable {
 
   private onCheck (now: number, st: TreeState | undefined, op: Extract<TreeOp, { op: 'check' }>): void {
     const self = this.host.self
-    const path = [...op.path, self]
     const reject = (): void => {
       this.stats.checksRejected++
       this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: false, dist: 0, path: op.path })
@@ -379,10 +397,11 @@ export class TreeTable {
       this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: true, dist: op.dist, path: op.path })
       return
     }
-    if (st === undefined || st.parent === null || path.length > 1024 || (op.short === true && !candidate)) { reject(); return }
+    if (st === undefined || st.parent === null || op.path.length >= 1024 || (op.short === true && !candidate)) { reject(); return }
     this.expire(st, now)
     if (st.locks.size >= MAX_LOCKS_PER_TREE || (candidate && st.unanswered.size >= MAX_LOCKS_PER_TREE)) { reject(); return }
-    st.locks.set(`${op.origin}#${op.id}`, { expiresAt: now + this.lockTimeoutMs, origin: op.origin, candidate })
+    st.locks.set(lockKey(op.origin, op.id), { expiresAt: now + this.lockTimeoutMs, origin: op.origin, candidate })
+    const path = [...op.path, self]
     if (op.short === true) {
       // The origin has no descendants: only this peer (its future parent) needs to know.
       this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: true, dist: st.kind === 'lat' ? st.metric : 0, path })
@@ -408,7 +427,7 @@ export class TreeTable {
     st.parentRttMs = p.rttMs
     st.linkEst = p.linkEst
     st.metric = st.kind === 'lat' ? op.dist + p.rttMs : p.metric
-    this.dirty.add(st)
+    this.touch(st)
     this.setParent(st, p.candidate)
     st.sentReach = this.freshReach(st)
     this.host.sendOp(p.candidate, { op: 'adopt', kind: st.kind, root: st.root, reach: st.sentReach, bw: p.bw })
@@ -416,18 +435,17 @@ export class TreeTable {
     if (st.kind === 'lat' && p.candidate !== st.root) this.host.latParentDist?.(now, st.root, p.rttMs, op.dist)
   }
 
-  /** A lock or a former child is answered: forget it in the tree, or in its tombstone. */
-  private answered (st: TreeState | undefined, kind: TreeKind, root: PeerId, key: string): void {
-    if (st !== undefined) {
-      st.locks.delete(key)
-      st.unanswered.delete(key)
-      return
-    }
-    const tomb = this.tombstones[kind].get(root)
-    if (tomb === undefined) return
-    tomb.locks.delete(key)
-    tomb.unanswered.delete(key)
-    if (tomb.locks.size === 0 && tomb.unanswered.size === 0) this.tombstones[kind].delete(root)
+  /**
+   * A lock (`origin#id`) or a former child (`id` null, see childKey) is answered: forget it in
+   * the tree, or in its tombstone. The key is only built when there is something to forget.
+   */
+  private answered (st: TreeState | undefined, kind: TreeKind, root: PeerId, origin: PeerId, id: number | null): void {
+    const held = st ?? this.tombstones[kind].get(root)
+    if (held === undefined || (held.unanswered.size === 0 && (id === null || held.locks.size === 0))) return
+    const key = id === null ? childKey(origin) : lockKey(origin, id)
+    held.locks.delete(key)
+    held.unanswered.delete(key)
+    if (st === undefined && held.locks.size === 0 && held.unanswered.size === 0) this.tombstones[kind].delete(root)
   }
 
   /** No children, no locks, no unanswered candidate locks: no peer has this one as its parent. */
@@ -440,7 +458,7 @@ export class TreeTable {
     if (st.parent === null && parent !== null) this.connected++
     if (st.parent !== null && parent === null) this.connected--
     st.parent = parent
-    this.dirty.add(st)
+    this.touch(st)
     if (parent === null) {
       st.metric = noParentMetric(st.kind)
       st.parentRttMs = Infinity
@@ -453,14 +471,12 @@ export class TreeTable {
   /** Marks the reach stale; it is recomputed once, when next needed (flush or commit). */
   private recomputeReach (st: TreeState): void {
     st.reachStale = true
-    this.dirty.add(st)
+    this.touch(st)
   }
 
   private freshReach (st: TreeState): IntervalSet {
     if (st.reachStale) {
-      let reach = this.host.owned()
-      for (const r of st.children.values()) reach = reach.union(r)
-      st.reach = reach
+      st.reach = st.children.size === 0 ? this.host.owned() : IntervalSet.unionAll([this.host.owned(), ...st.children.values()])
       st.reachStale = false
     }
     return st.reach
@@ -472,25 +488,11 @@ export class TreeTable {
       this.host.sendOp(st.pending.candidate, { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: this.host.self })
       st.pending = null
     }
+    if (st.locks.size === 0) return
     for (const [k, lock] of st.locks) {
       if (lock.expiresAt > now) continue
       st.locks.delete(k)
       if (lock.candidate) st.unanswered.set(k, lock.origin)
     }
   }
-}
-
-/** The `unanswered` key of a disowned former child (lock keys end in a digit, these in NUL). */
-function childKey (child: PeerId): string {
-  return `${child}\u0000`
-}
-
-function noParentMetric (kind: TreeKind): number {
-  return kind === 'lat' ? Infinity : 0
-}
-
-function closeEnough (a: number, b: number): boolean {
-  if (a === b) return true
-  if (!Number.isFinite(a) || !Number.isFinite(b)) return false
-  return Math.abs(a - b) <= 0.01 * Math.max(Math.abs(a), Math.abs(b))
 }

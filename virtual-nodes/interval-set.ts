@@ -253,6 +253,37 @@ export class IntervalSet {
     return new IntervalSet(out, size)
   }
 
+  /**
+   * Members of any of the sets: like folding `union`, but in one pass that builds one
+   * array (a peer's reach is its own set and every child's, recomputed often).
+   */
+  static unionAll(sets: readonly IntervalSet[]): IntervalSet {
+    let k = 0
+    let only: IntervalSet = IntervalSet.EMPTY
+    for (const s of sets) if (s.count > 0) { k++; only = s }
+    if (k <= 1) return only
+    const pos = new Array<number>(sets.length).fill(0)
+    const out: number[] = []
+    for (;;) {
+      let best = -1
+      let bestStart = Infinity
+      for (let x = 0; x < sets.length; x++) {
+        const f = (sets[x] as IntervalSet).flat
+        const i = pos[x] as number
+        if (i < f.length && f[i]! < bestStart) { bestStart = f[i]!; best = x }
+      }
+      if (best < 0) break
+      const f = (sets[best] as IntervalSet).flat
+      const i = pos[best] as number
+      pushMerged(out, bestStart, f[i + 1]!)
+      pos[best] = i + 2
+    }
+    const size = flatSize(out)
+    // A subset of the union as large as the union is the union.
+    for (const s of sets) if (s.count === size) return s
+    return new IntervalSet(out, size)
+  }
+
   /** Members of this set not in `other`. Returns `this` when nothing is removed. */
   difference(other: IntervalSet): IntervalSet {
     if (this.count === 0 || other.count === 0) return this

@@ -18,6 +18,7 @@ import type { Action, PeerSelector, Scenario } from './scenario.ts'
 import { buildReport, type BcastTrack, type RedTrack, type SimReport } from './report.ts'
 import { Stability, type PeerStability } from './stability.ts'
 import { StreamLanes } from './lanes.ts'
+import { ContactSet } from './contact-set.ts'
 import { isJoinable, selectPeers } from './select.ts'
 import { StreamTraffic } from './stream-traffic.ts'
 import { groundTruth, treeShape, type TreeShape } from './analysis.ts'
@@ -37,7 +38,7 @@ interface SimPeer extends PeerStability {
   /** The ranges it owned before it last left or crashed (what a rejoin asks for). */
   rejoinWant: IntervalSet
   timerAt: number
-  contacts: Set<number>
+  readonly contacts: ContactSet
   lastOwned: IntervalSet
   incarnation: number
   /** Senders told that this peer, gone, refused their message (see `refuse`). */
@@ -80,7 +81,7 @@ export class Simulation {
     this.net = new Network(this.topology, (t, fn) => this.queue.push(t, { k: 'net', fn }))
     for (let i = 0; i < this.topology.peerCount; i++) {
       const name = peerName(i)
-      this.peers.push({ index: i, name, core: null, status: 'off', timerAt: Infinity, connectedTrees: 0, knownAlive: 0, counted: false, probing: false, leaving: false, contacts: new Set(), lastOwned: IntervalSet.EMPTY, rejoinWant: IntervalSet.EMPTY, incarnation: 0, refused: new Set() })
+      this.peers.push({ index: i, name, core: null, status: 'off', timerAt: Infinity, connectedTrees: 0, knownAlive: 0, counted: false, probing: false, leaving: false, contacts: new ContactSet(this.topology.peerCount), lastOwned: IntervalSet.EMPTY, rejoinWant: IntervalSet.EMPTY, incarnation: 0, refused: new Set() })
       this.byName.set(name, i)
     }
     this.initial = scenario.initialPeers ?? this.topology.peerCount
@@ -275,7 +276,7 @@ export class Simulation {
     this.stability.forget(p)
     p.timerAt = Infinity
     if (status === 'crashed') this.checker.crashed(p.index)
-    const contacts = [...p.contacts].sort((a, b) => a - b)
+    const contacts = p.contacts.sorted()
     const incarnation = p.incarnation
     p.contacts.clear()
     if (status === 'crashed') {
