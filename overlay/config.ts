@@ -96,6 +96,8 @@ export const DEFAULT_PROBE_BANDWIDTH_REUSE_MS = 10_000
 /** The near lane starts at most one probe per this many ms. */
 export const DEFAULT_PROBE_NEAR_LANE_GAP_MS = 20
 export const DEFAULT_TREE_NEWS_GAP_MS = 50
+/** Peers a starting peer pings to find its near peers (overlay/near-survey.ts). */
+export const DEFAULT_NEAR_SURVEY_COUNT = 32
 
 /** One ping-pong per probe (the node driver uses 2: the first may pay the connection set-up). */
 export const DEFAULT_PROBE_PING_COUNT = 1
@@ -165,6 +167,13 @@ export interface CoreInit {
    * @default 50
    */
   treeNewsGapMs?: number
+  /**
+   * With the near lane: a peer that has measured nobody yet (it started or rejoined) pings
+   * this many peers picked at random, 1 byte each way, so that it knows some near peers
+   * (overlay/near-survey.ts). Without it, a peer whose first probes all went to other
+   * clusters took those for near ones. 0: no survey. @default 32
+   */
+  nearSurveyCount?: number
   /** Payloads of this size or more use the bandwidth tree. @default 262144 */
   switchPointBytes?: number
   /** @default 65536 */
@@ -246,6 +255,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     probeBandwidthReuseMs: init.probeBandwidthReuseMs ?? DEFAULT_PROBE_BANDWIDTH_REUSE_MS,
     probeNearLaneGapMs: init.probeNearLaneGapMs ?? DEFAULT_PROBE_NEAR_LANE_GAP_MS,
     treeNewsGapMs: init.treeNewsGapMs ?? DEFAULT_TREE_NEWS_GAP_MS,
+    nearSurveyCount: init.nearSurveyCount ?? DEFAULT_NEAR_SURVEY_COUNT,
     switchPointBytes: init.switchPointBytes ?? DEFAULT_SWITCH_POINT_BYTES,
     chunkBytes: init.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
@@ -289,6 +299,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   if (c.probeNearFraction > 1) throw new InvalidConfigError(`probeNearFraction must be in [0, 1], got ${String(c.probeNearFraction)}`)
   if (c.tieTolerance >= 1) throw new InvalidConfigError(`tieTolerance must be < 1, got ${c.tieTolerance}`)
   if (!Number.isInteger(c.probeExtraCount)) throw new InvalidConfigError('probeExtraCount must be an integer')
+  if (!Number.isInteger(c.nearSurveyCount) || c.nearSurveyCount < 0 || c.nearSurveyCount > 1024) throw new InvalidConfigError(`nearSurveyCount must be an integer in 0..1024, got ${String(c.nearSurveyCount)}`)
   if (!Number.isInteger(c.probePingCount) || c.probePingCount < 1 || c.probePingCount > 16) throw new InvalidConfigError(`probePingCount must be an integer in 1..16, got ${String(c.probePingCount)}`)
   if (!Number.isInteger(c.chunkBytes) || c.chunkBytes > 1024 * 1024) throw new InvalidConfigError('chunkBytes must be an integer <= 1048576')
   if (!Number.isInteger(c.reduceSegmentBytes) || c.reduceSegmentBytes < 8 || c.reduceSegmentBytes > 1024 * 1024) throw new InvalidConfigError(`reduceSegmentBytes must be an integer in 8..1048576, got ${String(c.reduceSegmentBytes)}`)

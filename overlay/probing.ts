@@ -32,6 +32,7 @@ import type { Message, NearHint, ProbeReplyMessage, ProbeTreeEntry } from './mes
 import { BandwidthMemory } from './bandwidth-memory.ts'
 import { NearPeers } from './near-peers.ts'
 import { ProbeRunner } from './probe-runner.ts'
+import { NearSurvey, SURVEY_NONCE } from './near-survey.ts'
 
 /** Probers whose pong time is remembered at once; the oldest is forgotten past it. */
 export const MAX_PONGS_TRACKED = 1024
@@ -69,6 +70,7 @@ export interface ProbingConfig {
   probeBandwidthReuseMs: number
   probeNearLaneGapMs: number
   treeNewsGapMs: number
+  nearSurveyCount: number
 }
 
 /** A parent is far when its RTT is at least this many times the nearest peer's. */
@@ -108,11 +110,13 @@ export class Probing {
   private newsPending = false
   private newsAt = -Infinity
   private lastNewsAt = -Infinity
+  private readonly survey: NearSurvey
 
   constructor (private readonly host: ProbingHost, private readonly cfg: ProbingConfig) {
     this.schedule = new ProbeSchedule(cfg.probeExtraCount)
     this.near = new NearPeers(host.self)
     this.bandwidths = new BandwidthMemory(cfg.probeBandwidthReuseMs)
+    this.survey = new NearSurvey(cfg.nearSurveyCount)
     const judged = (now: number, cand: PeerId, rtt: number, bw: number, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void => {
       this.near.measuredRtt(cand, rtt)
       this.near.addHints(cand, rtt, near)
@@ -171,6 +175,11 @@ export class Probing {
   trigger (now: number): void {
     this.schedule.trigger()
     this.near.newBurst()
+    if (this.nearRunner !== null && this.cfg.nearSurveyCount > 0 && this.near.size.measured === 0) {
+      // A peer that measured nobody yet (it started or rejoined): overlay/near-survey.ts.
+      const others = this.host.alive().filter((p) => p !== this.host.self)
+      for (const peer of this.survey.start(now, others, this.host.random)) this.host.send(peer, { t: 'ping', nonce: SURVEY_NONCE })
+    }
     // A new burst probes anyway, and its end scans every tree again.
     this.detours.length = 0
     this.detoursAsked.clear()
@@ -234,6 +243,11 @@ export class Probing {
   stop (): void { this.schedule.stop() }
 
   onPong (now: number, from: PeerId, nonce: number): void {
+    if (nonce === SURVEY_NONCE) {
+      const rttMs = this.survey.onPong(now, from)
+      if (rttMs !== undefined) { this.near.measuredRtt(from, rttMs); this.startNearLane(now) }
+      return
+    }
     this.runner.onPong(now, from, nonce)
     this.nearRunner?.onPong(now, from, nonce)
   }

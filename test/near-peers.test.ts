@@ -134,7 +134,7 @@ function probingHarness (nearFraction: number, randomValues: () => number, nearL
     detourRoots: () => [],
     isRunning: () => true
   }
-  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs, treeNewsGapMs: 0 }), sent, judged }
+  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs, treeNewsGapMs: 0, nearSurveyCount: 0 }), sent, judged }
 }
 
 /** Answers the probe in flight: peers p00-p09 are near (0.3 ms), the rest far (6 ms). */
@@ -290,7 +290,7 @@ describe('Probing: detour probes (probeDetour)', () => {
       detourRoots: () => [...detours],
       isRunning: () => true
     }
-    const probing = new Probing(host, { probeExtraCount: 2, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: 0, probeNearLane: false, probeDetour, probeBandwidthReuseMs: 0, probeNearLaneGapMs: 0, treeNewsGapMs: 0 })
+    const probing = new Probing(host, { probeExtraCount: 2, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: 0, probeNearLane: false, probeDetour, probeBandwidthReuseMs: 0, probeNearLaneGapMs: 0, treeNewsGapMs: 0, nearSurveyCount: 0 })
     const pings = (): PeerId[] => sent.filter((s) => s.msg.t === 'ping').map((s) => s.to)
     const answerLast = (now: number): number => {
       const ping = [...sent].reverse().find((s) => s.msg.t === 'ping') as { to: PeerId, msg: Message }

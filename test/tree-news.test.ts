@@ -68,7 +68,7 @@ function harness (treeNewsGapMs = 50, running = true): { probing: Probing, sent:
     detourRoots: () => [],
     isRunning: () => running
   }
-  const probing = new Probing(host, { probeExtraCount: 0, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: 0, probeNearLane: true, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs: 10, treeNewsGapMs })
+  const probing = new Probing(host, { probeExtraCount: 0, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: 0, probeNearLane: true, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs: 10, treeNewsGapMs, nearSurveyCount: 0 })
   // Each peer probed us once: their RTTs are known (the requested() path of a probe).
   members.slice(1).forEach((p, i) => {
     const t = -100 + i

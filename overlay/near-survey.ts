@@ -1,0 +1,55 @@
+/**
+ * The RTT survey (ours, not 003's): a peer that starts with no measurements pings a
+ * random sample of peers (1 byte each way) so that its near lane knows some near peers.
+ *
+ * Why: "near" is relative (overlay/near-peers.ts: within NEAR_RTT_FACTOR of the nearest
+ * peer measured). A peer whose first random probes all went to other clusters took those
+ * far peers for near ones: its near lane probed them over and over, its offers went to
+ * them, and no peer of its own cluster ever measured it. In fig7 (137 peers, 4 clusters,
+ * seed 2) one such peer probed 25 peers of other clusters and none of its own, and kept a
+ * wide-area parent of its own in the bandwidth tree at 3.35 MB/s while its cluster ran at
+ * 5.06 MB/s: two wide-area flows into one cluster halve a 64 MB broadcast's bandwidth.
+ * With `count` random peers, the chance that none is in a cluster holding a fraction f of
+ * the peers is (1 - f)^count: 0.01% for f = 1/4 and 32 peers.
+ *
+ * Survey pings carry SURVEY_NONCE, which the probe runners never use (their nonces start
+ * at 2); the pong is matched by its sender. Sans-IO: randomness comes from the caller.
+ */
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+
+/** The nonce of survey pings (probe runners use 2 and up). */
+export const SURVEY_NONCE = 0
+
+/** One peer's survey: whom it pinged, and when. */
+export class NearSurvey {
+  private readonly sent = new Map<PeerId, number>()
+
+  /** @param count - peers pinged per survey (0: no survey) */
+  constructor (private readonly count: number) {}
+
+  /**
+   * Starts a survey of up to `count` peers picked uniformly from `candidates` (a partial
+   * shuffle of a copy); forgets the previous one. Returns whom to ping.
+   */
+  start (now: number, candidates: readonly PeerId[], random: () => number): PeerId[] {
+    this.sent.clear()
+    const pool = candidates.slice()
+    const n = Math.min(this.count, pool.length)
+    for (let i = 0; i < n; i++) {
+      const j = i + Math.floor(random() * (pool.length - i))
+      const pick = pool[j] as PeerId
+      pool[j] = pool[i] as PeerId
+      pool[i] = pick
+      this.sent.set(pick, now)
+    }
+    return pool.slice(0, n)
+  }
+
+  /** A pong carrying SURVEY_NONCE from `from`: the RTT if `from` was pinged by this survey and had not answered yet. */
+  onPong (now: number, from: PeerId): number | undefined {
+    const at = this.sent.get(from)
+    if (at === undefined) return undefined
+    this.sent.delete(from)
+    return now - at
+  }
+}
