@@ -34,7 +34,8 @@ import { componentLog } from './log.ts'
 export interface TreecastInit extends NodeNetInit {
   /**
    * Protocol options (probe size, switch point, chunk size, timeouts...): see `CoreInit`.
-   * `failureDetectionTimeoutMs` defaults to this init's value and `probePingCount` to 2.
+   * `failureDetectionTimeoutMs` defaults to this init's value, `probePingCount` to 2 and
+   * `nearSurveyCount` to 0 (the RTT survey dials 32 peers at once at start).
    * Many peers in one process measure each other badly during their cold start; set
    * `steadyProbeIntervalMs` (e.g. 1000) there so trees keep improving (node/README.md).
    * @default {}
@@ -170,8 +171,10 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     const id = addrs.find((a) => a.startsWith('/ip4/') && a.includes('/tcp/')) ?? addrs[0]
     if (id === undefined) throw new NotStartedError('libp2p has no listen address: treecast peers must be dialable')
     this.selfId = peerIdPart(id) === self ? id : `${id}/p2p/${self}`
-    // Two pings per probe: the first to a new peer pays for the dial and the handshakes.
-    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, probePingCount: 2, ...this.init.core }
+    // Two pings per probe: the first to a new peer pays for the dial and the handshakes. No
+    // RTT survey: each of its 32 pings is a dial, and 24 peers in one process dialling at
+    // once timed out and reported live peers down (overlay/near-survey.ts).
+    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, probePingCount: 2, nearSurveyCount: 0, ...this.init.core }
     this.coreValue = new TreecastCore({
       self: this.selfId,
       random: this.init.random ?? Math.random,

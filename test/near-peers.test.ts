@@ -8,6 +8,7 @@ import { NearPeers, NEAR_HINTS_PER_REPLY, NEAR_POOL_SIZE, NEAR_RTT_FACTOR } from
 import { Probing, type ProbingHost } from '../overlay/probing.ts'
 import type { Message } from '../overlay/messages.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import { fakeProbingHost } from './probing-fixtures.ts'
 
 const alive = (): boolean => true
 
@@ -277,19 +278,7 @@ describe('Probing: detour probes (probeDetour)', () => {
   function detourHarness (detours: Set<PeerId>, probeDetour = true): { probing: Probing, pings: () => PeerId[], answerLast: (now: number) => number } {
     const sent: Array<{ to: PeerId, msg: Message }> = []
     const members = ['me', ...Array.from({ length: 30 }, (_, i) => `p${String(i).padStart(2, '0')}`)]
-    const host: ProbingHost = {
-      self: 'me',
-      random: () => 0.9,
-      alive: () => members,
-      isAlive: (p) => members.includes(p),
-      send: (to, msg) => { sent.push({ to, msg }) },
-      setTimer: () => {},
-      judged: () => {},
-      parentlessCount: () => 0,
-      isDetour: (root, farMs) => detours.has(root) && farMs > 0,
-      detourRoots: () => [...detours],
-      isRunning: () => true
-    }
+    const host = fakeProbingHost(members, sent, { random: () => 0.9, isDetour: (root, farMs) => detours.has(root) && farMs > 0, detourRoots: () => [...detours] })
     const probing = new Probing(host, { probeExtraCount: 2, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: 0, probeNearLane: false, probeDetour, probeBandwidthReuseMs: 0, probeNearLaneGapMs: 0, treeNewsGapMs: 0, nearSurveyCount: 0 })
     const pings = (): PeerId[] => sent.filter((s) => s.msg.t === 'ping').map((s) => s.to)
     const answerLast = (now: number): number => {

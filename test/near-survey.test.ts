@@ -5,11 +5,10 @@
  */
 import { describe, expect, it } from 'vitest'
 import { NearSurvey, SURVEY_NONCE } from '../overlay/near-survey.ts'
-import { Probing, type ProbingHost } from '../overlay/probing.ts'
+import { Probing } from '../overlay/probing.ts'
 import type { Message } from '../overlay/messages.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import { Simulation } from '../experiments/sim/simulation.ts'
-import type { Scenario } from '../experiments/sim/scenario.ts'
+import { coldStart64, fakeProbingHost } from './probing-fixtures.ts'
 import { Rng } from '../experiments/sim/rng.ts'
 
 describe('NearSurvey', () => {
@@ -48,19 +47,7 @@ function harness (nearSurveyCount: number): { probing: Probing, sent: Array<{ to
   const sent: Array<{ to: PeerId, msg: Message }> = []
   const members = ['me', ...Array.from({ length: 30 }, (_, i) => `p${String(i).padStart(2, '0')}`)]
   const rng = new Rng(11)
-  const host: ProbingHost = {
-    self: 'me',
-    random: () => rng.next(),
-    alive: () => members,
-    isAlive: (p) => members.includes(p),
-    send: (to, msg) => { sent.push({ to, msg }) },
-    setTimer: () => {},
-    judged: () => {},
-    parentlessCount: () => 0,
-    isDetour: () => false,
-    detourRoots: () => [],
-    isRunning: () => true
-  }
+  const host = fakeProbingHost(members, sent, { random: () => rng.next() })
   const probing = new Probing(host, { probeExtraCount: 10, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: 0, probeNearLane: true, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs: 0, treeNewsGapMs: 0, nearSurveyCount })
   return { probing, sent }
 }
@@ -113,16 +100,7 @@ describe('Probing: the survey', () => {
 describe('the survey in the simulator', () => {
   /** 64 peers in 4 clusters, cold start, 4 s: wide-area edges over every root's two trees. */
   function wanEdges (seed: number, nearSurveyCount: number): { lat: number, bw: number, violations: number } {
-    const scenario: Scenario = {
-      name: 'near-survey',
-      seed,
-      topology: { clusters: [0, 1, 2, 3].map((i) => ({ name: `c${i}`, peers: 16 })), intraRttMs: 0.3, interRttMs: 6, peerLinkBytesPerSec: 125e6, wanLinkBytesPerSec: 12.5e6 },
-      until: 4000,
-      core: { nearSurveyCount },
-      schedule: []
-    }
-    const sim = new Simulation(scenario, seed)
-    const report = sim.run()
+    const { sim, report } = coldStart64('near-survey', seed, { nearSurveyCount })
     let lat = 0
     let bw = 0
     for (let i = 0; i < 64; i++) {

@@ -9,8 +9,7 @@ import type { TreeState } from '../trees/tree-state.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
 import { MAX_OFFERS, OFFER_FANOUT, Probing, type ProbingHost } from '../overlay/probing.ts'
 import type { Message } from '../overlay/messages.ts'
-import { Simulation } from '../experiments/sim/simulation.ts'
-import type { Scenario } from '../experiments/sim/scenario.ts'
+import { coldStart64 } from './probing-fixtures.ts'
 
 /** TreeNews reads only a tree's kind and metric. */
 function tree (kind: TreeKind, metric: number): TreeState {
@@ -153,16 +152,7 @@ describe('Probing: tree news and offers', () => {
 describe('tree news in the simulator', () => {
   /** 64 peers in 4 clusters, cold start, 4 s: wide-area edges of p0000's bandwidth tree. */
   function bwWanEdges (seed: number, treeNewsGapMs: number): { wan: number, offers: number, violations: number } {
-    const scenario: Scenario = {
-      name: 'tree-news',
-      seed,
-      topology: { clusters: [0, 1, 2, 3].map((i) => ({ name: `c${i}`, peers: 16 })), intraRttMs: 0.3, interRttMs: 6, peerLinkBytesPerSec: 125e6, wanLinkBytesPerSec: 12.5e6 },
-      until: 4000,
-      core: { treeNewsGapMs },
-      schedule: []
-    }
-    const sim = new Simulation(scenario, seed)
-    const report = sim.run()
+    const { sim, report } = coldStart64('tree-news', seed, { treeNewsGapMs })
     return { wan: sim.treeShape('p0000').bw.wanEdges, offers: report.probes.offers, violations: report.violations.length }
   }
 
