@@ -14,10 +14,11 @@
  *
  * Survey pings carry SURVEY_NONCE, which neither the probe runners (2 and up) nor liveness
  * pings (0) use; the pong is matched by its sender. All pings go at once: sending them 4 or
- * 16 at a time (the next on each pong) left more wide-area edges than no survey at some
- * seeds (64 peers, seeds 1-6: 192-220 edges with 4, 238-383 with 16, 192 with all 32 at once).
- * On real peers every ping to a peer not yet connected is a dial, so node/ turns the survey
- * off by default (README "Known limits"). Sans-IO: randomness comes from the caller.
+ * 16 at a time (the next on each pong) left more wide-area edges, at some seeds more than
+ * no survey (64 peers, seeds 1-6, bandwidth-tree edges over all roots: 192-220 with 4,
+ * 238-383 with 16, 192 with all 32 at once; not explained). On real peers every ping to a
+ * peer not yet connected is a dial, so node/ turns the survey off by default (README
+ * "Probing", node/README.md). Sans-IO: randomness comes from the caller.
  */
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 
