@@ -2,8 +2,15 @@
  * The simulated network. A message (already a chunk: it is never segmented further)
  * from peer `a` to peer `b` passes store-and-forward through FIFO servers in sequence:
  *
- * 1. `a`'s uplink at `peerLinkBytesPerSec`: it departs at `max(now, uplinkFree[a]) + size/rate`.
- *    Computed at send time, which is exact because `a`'s sends come in time order.
+ * 1. `a`'s uplink at `peerLinkBytesPerSec`. With `uplinkQueueing: 'fair'` (the default) a
+ *    busy uplink serves the flows (lanes of directed peer pairs) with queued messages in
+ *    turn, one message each, as the kernel's TCP connections share a NIC: a 128 KB probe
+ *    reply waits for one chunk of each other backlogged flow, not for the 78 MB a root
+ *    queued to re-send a broadcast to 19 peers after a mass leave. A message sent while
+ *    the uplink is idle and nothing waits departs at `now + size/rate`, computed at send
+ *    time; a queued one is picked by an event when the uplink frees. With 'fifo' it departs
+ *    at `max(now, uplinkFree[a]) + size/rate`, computed at send time (exact because `a`'s
+ *    sends come in time order).
  * 2. Only between clusters: the one WAN link of the cluster pair, in direction a→b, at the
  *    pair's rate. The message joins it when it reaches it (an event at the uplink
  *    departure). With `wanQueueing: 'fair'` (the default) the link serves the flows
@@ -18,9 +25,9 @@
  *    reservation order, so the CPU sees messages in that order); `onArrive` is then
  *    scheduled for that time.
  *
- * So a message costs at most three scheduled events (four with fair WAN queueing: its
- * turn on the link ends in an event): WAN entry (cross-cluster only),
- * arrival at `b`, and delivery. Zero-size messages still pay propagation and the
+ * So a message costs at most three scheduled events, plus one if it queued on a fair
+ * uplink (its turn) and one with fair WAN queueing (its turn on the link ends in an
+ * event): WAN entry (cross-cluster only), arrival at `b`, and delivery. Zero-size messages still pay propagation and the
  * per-message cost; a loopback message (`a === b`) is delivered `perMessageCostMs` after
  * the send and touches no link, CPU queue or statistic.
  *
@@ -28,8 +35,11 @@
  * of every lane go through the FIFO stages below in send order, and a small message (see
  * `sendSmall`) waits only for the earlier bulk messages of its own lane, so it may
  * overtake another lane's. Why messages of one lane are never reordered: take m1 sent from `a` to
- * `b` before m2 (both not loopback). (1) `uplinkFree[a]` never decreases and is set to m1's
- * departure, so m2 departs no earlier than m1. (2) Cross-cluster, both WAN-entry events are
+ * `b` before m2 (both not loopback). (1) Both are of one flow: 'fair' queues a flow's
+ * messages in order and lets one depart directly only when nothing waits, and 'fifo'
+ * serves all in order; `uplinkFree[a]` never decreases and is set to each departure, so m2
+ * starts after m1 departs, and m1's onward event is scheduled first (when m1 is served).
+ * (2) Cross-cluster, both WAN-entry events are
  * scheduled at those departures; the driver's queue pops ties in scheduling order, and m1's
  * was scheduled first, so m1 reserves the WAN link first and, as `wanFree` never
  * decreases, finishes it no later than m2. (3) Both then add the same propagation delay;
@@ -92,6 +102,9 @@ export class Network {
   private readonly wanFlows: Array<Map<number, WanMessage[]>> = []
   private readonly wanTurns: number[][] = []
   private readonly wanBusy: Uint8Array
+  /** 'fair' uplinks: per busy peer, the queued messages of each flow (`to * 16 + lane`) and the flows' turn order; undefined while nothing waits. */
+  private readonly upFlows: Array<Map<number, UplinkMessage[]> | undefined>
+  private readonly upTurns: Array<number[] | undefined>
   private readonly wanBytesPerSec: Float64Array
   private readonly oneWayMs: Float64Array
   private readonly pairBytes: Float64Array
@@ -114,6 +127,8 @@ export class Network {
     this.uplinkFreeAtMs = new Float64Array(n)
     this.downlinkFreeAtMs = new Float64Array(n)
     this.cpuFreeAtMs = new Float64Array(n)
+    this.upFlows = new Array<undefined>(n).fill(undefined)
+    this.upTurns = new Array<undefined>(n).fill(undefined)
     this.wanFreeAtMs = new Float64Array(k * k)
     this.wanBusy = new Uint8Array(k * k)
     for (let i = 0; i < k * k; i++) { this.wanFlows.push(new Map()); this.wanTurns.push([]) }
@@ -155,25 +170,82 @@ export class Network {
       this.sendSmall(nowMs, from, to, sizeBytes, ca !== cb, onArrive, lane)
       return
     }
+    if (ca !== cb) this.wanBytes += sizeBytes
     const order = this.pairOrder(from, to, lane)
     const seq = order.nextSeq++
     order.bulk.push(seq)
+    const m: UplinkMessage = { to, flow: to * 16 + lane, sizeBytes, onArrive, order, seq }
+    if (this.topology.uplinkQueueing === 'fifo') {
+      this.depart(Math.max(nowMs, this.uplinkFreeAtMs[from] as number), from, m)
+      return
+    }
+    const flows = this.upFlows[from]
+    if (flows === undefined && (this.uplinkFreeAtMs[from] as number) <= nowMs) {
+      this.depart(nowMs, from, m)
+      return
+    }
+    this.upEnqueue(from, m)
+  }
+
+  /** 'fair': `m` waits for its flow's turn on `from`'s busy uplink. */
+  private upEnqueue(from: number, m: UplinkMessage): void {
+    let flows = this.upFlows[from]
+    if (flows === undefined) {
+      flows = new Map()
+      this.upFlows[from] = flows
+      this.upTurns[from] = []
+      const freeMs = this.uplinkFreeAtMs[from] as number
+      this.schedule(freeMs, () => this.upServe(freeMs, from))
+    }
+    const q = flows.get(m.flow)
+    if (q !== undefined) q.push(m)
+    else {
+      flows.set(m.flow, [m])
+      ;(this.upTurns[from] as number[]).push(m.flow)
+    }
+  }
+
+  /** 'fair': `from`'s uplink is free at `nowMs`: it sends the head message of the next flow in turn. */
+  private upServe(nowMs: number, from: number): void {
+    const flows = this.upFlows[from] as Map<number, UplinkMessage[]>
+    const turns = this.upTurns[from] as number[]
+    const flow = turns.shift() as number
+    const q = flows.get(flow) as UplinkMessage[]
+    const m = q.shift() as UplinkMessage
+    if (q.length > 0) turns.push(flow)
+    else flows.delete(flow)
+    this.depart(nowMs, from, m)
+    if (turns.length === 0) {
+      this.upFlows[from] = undefined
+      this.upTurns[from] = undefined
+      return
+    }
+    const freeMs = this.uplinkFreeAtMs[from] as number
+    this.schedule(freeMs, () => this.upServe(freeMs, from))
+  }
+
+  /** `m` starts on `from`'s uplink at `startMs`: it departs once serialized, then crosses the WAN link (if any) and reaches its receiver. */
+  private depart(startMs: number, from: number, m: UplinkMessage): void {
+    const { to, sizeBytes, onArrive, order, seq } = m
+    const n = this.topology.peerCount
     const resolve = (doneMs: number): void => this.bulkResolved(order, seq, doneMs)
-    const departMs = Math.max(nowMs, this.uplinkFreeAtMs[from] as number) + sizeBytes * MS_PER_SEC / this.topology.peerLinkBytesPerSec
+    const departMs = startMs + sizeBytes * MS_PER_SEC / this.topology.peerLinkBytesPerSec
     this.uplinkFreeAtMs[from] = departMs
+    const ca = this.clusterIndex[from] as number
+    const cb = this.clusterIndex[to] as number
+    const pair = ca * this.k + cb
     const oneWayMs = this.oneWayMs[pair] as number
     if (ca === cb) {
       const arriveMs = departMs + oneWayMs
       this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive, resolve))
       return
     }
-    this.wanBytes += sizeBytes
     const crossed = (wanDoneMs: number): void => {
       const arriveMs = wanDoneMs + oneWayMs
       this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive, resolve))
     }
     if (this.topology.wanQueueing === 'fair') {
-      this.schedule(departMs, () => this.wanEnqueue(departMs, pair, (from * n + to) * 16 + lane, { sizeBytes, crossed }))
+      this.schedule(departMs, () => this.wanEnqueue(departMs, pair, from * n * 16 + m.flow, { sizeBytes, crossed }))
       return
     }
     this.schedule(departMs, () => {
@@ -291,6 +363,9 @@ export class Network {
 }
 
 interface SmallWaiting { seq: number, fastMs: number, onArrive: () => void }
+
+/** A bulk message on its sender's uplink: `flow` is `to * 16 + lane`; `order`/`seq` place it in its lane. */
+interface UplinkMessage { to: number, flow: number, sizeBytes: number, onArrive: () => void, order: PairOrder, seq: number }
 
 /** A message waiting for a fair-queued WAN link; `crossed` runs when it has crossed. */
 interface WanMessage { sizeBytes: number, crossed: (wanDoneMs: number) => void }

@@ -80,6 +80,15 @@ export interface TopologyInit {
    * @default 'fair'
    */
   wanQueueing?: 'fair' | 'fifo'
+  /**
+   * How a peer's uplink serves its flows (a flow is one lane of a directed peer pair):
+   * 'fair' takes one message from each backlogged flow in turn, as the kernel's TCP
+   * connections share a NIC, so a 128 KB probe reply waits for one chunk of each other
+   * backlogged flow, not for every megabyte queued before it; 'fifo' serves messages in
+   * send order.
+   * @default 'fair'
+   */
+  uplinkQueueing?: 'fair' | 'fifo'
 }
 
 /** A cluster of a resolved topology. */
@@ -111,6 +120,8 @@ export interface Topology {
   readonly smallMessageBytes: number
   /** How a wide-area link serves the flows crossing it. */
   readonly wanQueueing: 'fair' | 'fifo'
+  /** How a peer's uplink serves its flows. */
+  readonly uplinkQueueing: 'fair' | 'fifo'
   /** Total number of peers N; peers are numbered 0..N-1. */
   readonly peerCount: number
   /** The cluster index of `peer`; throws a `RangeError` for a peer outside 0..N-1. */
@@ -190,6 +201,8 @@ export function resolveTopology(init: TopologyInit): Topology {
   const smallMessageBytes = checkNumber('smallMessageBytes', init.smallMessageBytes ?? DEFAULT_SMALL_MESSAGE_BYTES, 'zero')
   const wanQueueing = init.wanQueueing ?? 'fair'
   if (wanQueueing !== 'fair' && wanQueueing !== 'fifo') fail(`wanQueueing must be 'fair' or 'fifo', got ${String(wanQueueing)}`)
+  const uplinkQueueing = init.uplinkQueueing ?? 'fair'
+  if (uplinkQueueing !== 'fair' && uplinkQueueing !== 'fifo') fail(`uplinkQueueing must be 'fair' or 'fifo', got ${String(uplinkQueueing)}`)
   const last = clusters[k - 1] as ResolvedCluster
   const peerCount = last.firstPeer + last.peers
   const clusterIndex = new Uint32Array(peerCount)
@@ -213,6 +226,7 @@ export function resolveTopology(init: TopologyInit): Topology {
     perByteCostMs,
     smallMessageBytes,
     wanQueueing,
+    uplinkQueueing,
     peerCount,
     clusterOf,
     rttMs,
