@@ -271,7 +271,7 @@ export class TreecastCore {
     checkReduceArgs(opts.op, opts.length, { op: (op) => this.ops.has(op), maxLength: this.config.maxReduceLength })
     this.now = now
     const id = this.newId()
-    this.startReduction(now, id, reduceStart(opts.op, this.ownership.owned.min ?? 0, opts.length, this.config.reduceSegmentBytes))
+    this.startReduction(now, id, reduceStart(opts.op, this.ownership.owned.min ?? 0, opts.length, this.config.reduceSegmentBytes, this.config.reduceMinSegmentBytes))
     this.flush(now)
     return id
   }
@@ -284,7 +284,7 @@ export class TreecastCore {
   reduceCollective (now: number, init: CollectiveInit): void {
     this.expectState('running')
     checkCollective(init, { op: (op) => this.ops.has(op), maxLength: this.config.maxReduceLength, member: (p) => p === this.self || this.members.isAlive(p) })
-    const start = reduceStart(init.op, this.ownership.owned.min ?? 0, init.length, this.config.reduceSegmentBytes)
+    const start = reduceStart(init.op, this.ownership.owned.min ?? 0, init.length, this.config.reduceSegmentBytes, this.config.reduceMinSegmentBytes)
     checkCollectiveState(init.id, this.reductions.collectiveState(init.id, init.root, start))
     this.now = now
     if (start.segment === undefined) this.reductions.collect(now, init.id, init.root, start)

@@ -146,6 +146,7 @@ describe('collective reductions', () => {
 
   it('a long one (in segments) is started by the root\'s call, over the wire codec; calls before or after its start are fine', () => {
     const config: CoreInit = { reduceSegmentBytes: 65536 }
+    // Four 64 KiB segments' worth, so it travels in 8 segments (reduceMinSegmentBytes).
     const length = 3 * 8192 + 5
     const { counts, opts } = counting('long')
     const loop = settled(23, { config, wire: true, ...opts })
@@ -162,7 +163,7 @@ describe('collective reductions', () => {
     expect(r.value.length).toBe(length)
     expect([r.value[0], r.value[1], r.value[2]]).toEqual([...SUM23, 3795])
     expectOnceEach(counts, 23)
-    const starts = loop.sent.filter((m) => m.message.t === 'chunk' && m.message.open?.id === 'long' && m.message.open.reduce?.segment === 8192)
+    const starts = loop.sent.filter((m) => m.message.t === 'chunk' && m.message.open?.id === 'long' && m.message.open.reduce?.segment === Math.ceil(length / 8))
     expect(starts.length).toBeGreaterThan(0)
     expect(() => { loop.core('p1').reduceCollective(loop.now, { id: 'long', root: 'p4', op: 'sum', length }) }).toThrow(InvalidArgumentError)
     expect(() => { loop.core('p4').reduceCollective(loop.now, { id: 'long', root: 'p4', op: 'sum', length }) }).toThrow(InvalidArgumentError)

@@ -77,6 +77,26 @@ describe('Reductions: segmented partials', () => {
     expect(reduceStart('sum', 0, 3, 1)).toEqual({ op: 'sum', rootVnode: 0, length: 3, segment: 1 })
   })
 
+  it('reduceStart cuts a segmented array into at least 8 segments while they keep the minimum size', () => {
+    const seg = (length: number, min?: number): number | undefined => reduceStart('sum', 0, length, 65536, min).segment
+    // Defaults of the core: 64 KiB segments at most, 16 KiB at least.
+    expect(seg(8192, 16384)).toBeUndefined() // one segment: whole
+    expect(seg(16384, 16384)).toBe(2048) // 128 KiB: 8 segments of 16 KiB instead of 2 of 64 KiB
+    expect(seg(8193, 16384)).toBe(2048) // just over one segment: 5 of 16 KiB
+    expect(seg(65536, 16384)).toBe(8192) // 512 KiB: 8 of 64 KiB
+    expect(seg(262144, 16384)).toBe(8192) // never longer than 64 KiB: 32 segments
+    expect(seg(30000, 16384)).toBe(3750) // 8 segments of 3750 elements
+    // Without a minimum (or one at least as large as the segment), segments are the full size.
+    expect(seg(16384)).toBe(8192)
+    expect(seg(16384, 1 << 20)).toBe(8192)
+    // Every segment count stays within ceil(length / least) and covers the array.
+    for (const length of [8193, 9999, 16384, 40000, 65536, 131072, 1 << 20]) {
+      const s = seg(length, 16384) as number
+      expect(s * Math.ceil(length / s)).toBeGreaterThanOrEqual(length)
+      expect(Math.ceil(length / s)).toBeGreaterThanOrEqual(Math.min(8, Math.ceil(length / 2048)))
+    }
+  })
+
   it('an inner peer sends each segment up as soon as its children covered it, before later segments arrive', () => {
     const f = fixture('b')
     // b got the start from a, owns 2-3 and forwarded 4-7 to c.
