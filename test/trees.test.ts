@@ -819,6 +819,56 @@ describe('TreeTable: reach, metrics, departures', () => {
     expect(net.parentOf('b', 'lat', 'r')).toBe('r')
   })
 
+  it("a peer whose parent is gone answers no to the checks it forwarded there, so their paths unlock at once", () => {
+    // r <- x <- a <- b, and c (with a child d, so its checks walk to the root) asks b.
+    const net = new TreeNet(['r', 'x', 'a', 'b', 'c', 'd'], 4000)
+    net.build('r', [['x', 'r'], ['a', 'x'], ['b', 'a'], ['c', 'r'], ['d', 'c']], 10)
+    expect(net.t('c').judge(0, 'b', 1, 1e12, [attractive('r')])).toBe(2)
+    net.deliverAll('c>b') // b locks (candidate), forwards to a
+    net.deliverAll('b>a') // a locks, forwards to x
+    // x goes before it sees the checks: they are lost with it.
+    net.alive.delete('x')
+    net.links.set('a>x', [])
+    net.t('a').peerGone('x')
+    net.drain()
+    // Long before the 4 s lock timeout: c gave up, and every lock on the path is gone.
+    expect(net.now).toBe(0)
+    for (const kind of TREE_KINDS) {
+      expect(net.t('c').get(kind, 'r')?.pending).toBeNull()
+      expect(net.parentOf('c', kind, 'r')).toBe('r')
+      expect(net.t('b').get(kind, 'r')?.locks.size).toBe(0)
+      expect(net.t('a').get(kind, 'r')?.locks.size).toBe(0)
+      expect(net.parentOf('a', kind, 'r')).toBeNull()
+    }
+    // a may move again at once: it takes r directly.
+    expect(net.judge('a', 'r', 1, 1e12)).toBe(2)
+    net.drain()
+    for (const kind of TREE_KINDS) expect(net.parentOf('a', kind, 'r')).toBe('r')
+  })
+
+  it('a no from a peer whose parent went, after a yes from above: the origin commits under locks still held, and ignores the no', () => {
+    const net = new TreeNet(['r', 'x', 'a', 'b', 'c', 'd'], 4000)
+    net.build('r', [['x', 'r'], ['a', 'x'], ['b', 'a'], ['c', 'r'], ['d', 'c']], 10)
+    expect(net.t('c').judge(0, 'b', 1, 1e12, [attractive('r')])).toBe(2)
+    net.deliverAll('c>b')
+    net.deliverAll('b>a')
+    net.deliverAll('a>x') // x locks and forwards to r, which answers yes to c
+    net.deliverAll('x>r')
+    // Now x goes, and a answers no; the yes is ahead of it.
+    net.alive.delete('x')
+    net.t('a').peerGone('x')
+    expect(net.t('a').get('lat', 'r')?.locks.size).toBe(1) // held until c's unlock
+    net.deliverAll('r>c') // the yes: c commits under b
+    for (const kind of TREE_KINDS) expect(net.parentOf('c', kind, 'r')).toBe('b')
+    net.drain() // the no is ignored; the unlocks arrive
+    for (const kind of TREE_KINDS) {
+      expect(net.parentOf('c', kind, 'r')).toBe('b')
+      expect(net.cycle(kind, 'r')).toBeUndefined()
+      expect(net.t('a').get(kind, 'r')?.locks.size).toBe(0)
+      expect(net.t('b').get(kind, 'r')?.locks.size).toBe(0)
+    }
+  })
+
   it('a detach from a former child never clears the parent it has since become (regression)', () => {
     // p5 moved under its former child p6 after p6 moved to r; p6's detach, meant for its
     // old parent p5, must not orphan p5. Found by the concurrent-moves property.

@@ -19,6 +19,13 @@ export interface Lock {
   readonly origin: PeerId
   /** This peer is the origin's candidate: the origin may become its child. */
   readonly candidate: boolean
+  /** The check's id at its origin. */
+  readonly id: number
+  /**
+   * The check's path up to this peer when it was forwarded to this peer's parent (null: a
+   * short check, answered here): if that parent goes, this peer answers the origin itself.
+   */
+  readonly forwarded: readonly PeerId[] | null
 }
 
 /** One tree as this peer sees it. */
