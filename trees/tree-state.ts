@@ -6,6 +6,7 @@
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { TreeKind } from './tree-kind.ts'
+import type { TreeOp } from './tree-ops.ts'
 
 /** A parent change under way. */
 export interface PendingAttach { id: number, candidate: PeerId, rttMs: number, bw: number, metric: number, linkEst: number, sentAt: number, short: boolean }
@@ -88,4 +89,28 @@ export function closeEnough (a: number, b: number): boolean {
   if (a === b) return true
   if (!Number.isFinite(a) || !Number.isFinite(b)) return false
   return Math.abs(a - b) <= 0.01 * Math.max(Math.abs(a), Math.abs(b))
+}
+
+/** Forgets the locks and unanswered candidate locks of `origin` in a tree or a tombstone. */
+export function forgetOrigin (held: Tombstone, origin: PeerId): void {
+  for (const [key, o] of held.unanswered) if (o === origin) held.unanswered.delete(key)
+  for (const [key, lock] of held.locks) if (lock.origin === origin) held.locks.delete(key)
+}
+
+/**
+ * This peer's parent in `st` is gone, and with it the checks this peer forwarded there: no
+ * result will come for them, and their origins (and every lock on their paths, this one
+ * included) would wait a lock timeout, holding this orphan still (churn-64: 3 peers without
+ * a parent in 4 trees for 4 s after half the peers left). Returns the no to send to each
+ * origin now. The locks stay until the origins' unlocks (or expiry): an origin that got a
+ * yes from above before this no commits under locks still held, and one that gets this no
+ * first ignores any later yes, so no commit ever happens without its path locked.
+ */
+export function forwardedChecksFailed (st: TreeState): Array<{ to: PeerId, op: TreeOp }> {
+  const out: Array<{ to: PeerId, op: TreeOp }> = []
+  for (const lock of st.locks.values()) {
+    if (lock.forwarded === null) continue
+    out.push({ to: lock.origin, op: { op: 'result', kind: st.kind, root: st.root, id: lock.id, ok: false, dist: 0, path: [...lock.forwarded] } })
+  }
+  return out
 }

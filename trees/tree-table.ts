@@ -28,7 +28,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { ProbeTreeEntry, TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
-import { childKey, closeEnough, lockKey, noParentMetric, type Tombstone, type TreeState } from './tree-state.ts'
+import { childKey, closeEnough, forgetOrigin, forwardedChecksFailed, lockKey, noParentMetric, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
 
 export type { TreeState } from './tree-state.ts'
@@ -144,39 +144,21 @@ export class TreeTable {
       if (st.parent === peer) {
         wasParent = true
         this.setParent(st, null)
-        this.failForwarded(st)
+        for (const { to, op } of forwardedChecksFailed(st)) this.host.sendOp(to, op)
       }
       if (st.children.delete(peer)) { this.dropChild(st, peer); this.recomputeReach(st) }
       if (st.pending?.candidate === peer) st.pending = null
-      for (const [key, origin] of st.unanswered) if (origin === peer) st.unanswered.delete(key)
       // Its checks under way will never commit (a leaver is frozen, a dead peer is not
       // heard): their locks would otherwise hold this tree still for a lock timeout.
-      for (const [key, lock] of st.locks) if (lock.origin === peer) st.locks.delete(key)
+      forgetOrigin(st, peer)
     }
     for (const kind of TREE_KINDS) {
       for (const [root, tomb] of this.tombstones[kind]) {
-        for (const [key, origin] of tomb.unanswered) if (origin === peer) tomb.unanswered.delete(key)
-        for (const [key, lock] of tomb.locks) if (lock.origin === peer) tomb.locks.delete(key)
+        forgetOrigin(tomb, peer)
         if (tomb.unanswered.size === 0 && tomb.locks.size === 0) this.tombstones[kind].delete(root)
       }
     }
     return wasParent
-  }
-
-  /**
-   * This peer's parent in `st` is gone, and with it the checks this peer forwarded there: no
-   * result will come for them, and their origins (and every lock on their paths, this
-   * one included) would wait a lock timeout, holding this orphan still (churn-64: 3 peers
-   * without a parent in 4 trees for 4 s after half the peers left). Answer them no now.
-   * The locks stay until the origins' unlocks (or expiry): an origin that got a yes from
-   * above before this no commits under locks still held, and one that gets this no first
-   * ignores any later yes, so no commit ever happens without its path locked.
-   */
-  private failForwarded (st: TreeState): void {
-    for (const lock of st.locks.values()) {
-      if (lock.forwarded === null) continue
-      this.host.sendOp(lock.origin, { op: 'result', kind: st.kind, root: st.root, id: lock.id, ok: false, dist: 0, path: [...lock.forwarded] })
-    }
   }
 
   /**
