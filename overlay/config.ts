@@ -62,6 +62,8 @@ export const DEFAULT_MAX_ACTIVE_TRANSFERS = 4096
 export const DEFAULT_TRANSFER_IDLE_MS = 120_000
 /** Hop limit of point-to-point forwarding, against forwarding loops under stale views. */
 export const DEFAULT_MAX_HOPS = 64
+/** Owners a bandwidth-tree broadcast's leftover goes to at most, from one peer (rule III). */
+export const DEFAULT_FALLBACK_FANOUT = 2
 /** Elements of a reduced array. */
 export const DEFAULT_MAX_REDUCE_LENGTH = 1 << 24
 /** Re-routing period for data waiting for a hand-off that has not arrived yet. */
@@ -227,6 +229,14 @@ export interface CoreInit {
   transferIdleMs?: number
   /** @default 64 */
   maxHops?: number
+  /**
+   * Rule III for broadcasts on the bandwidth tree: the virtual nodes the tree does not
+   * reach from here (their subtree is being repaired, or left with a leaver) go to at most
+   * this many of their owners, each forwarding its share on the same way, instead of one
+   * copy per owner from here (overlay/streams.ts `fallbackGroups`). Latency-tree broadcasts
+   * and reductions always send one copy per owner. 0: one copy per owner (003). @default 2
+   */
+  fallbackFanout?: number
   /** @default 16777216 */
   maxReduceLength?: number
   /** @default 500 */
@@ -286,6 +296,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     maxActiveTransfers: init.maxActiveTransfers ?? DEFAULT_MAX_ACTIVE_TRANSFERS,
     transferIdleMs: init.transferIdleMs ?? DEFAULT_TRANSFER_IDLE_MS,
     maxHops: init.maxHops ?? DEFAULT_MAX_HOPS,
+    fallbackFanout: init.fallbackFanout ?? DEFAULT_FALLBACK_FANOUT,
     maxReduceLength: init.maxReduceLength ?? DEFAULT_MAX_REDUCE_LENGTH,
     parkRetryMs: init.parkRetryMs ?? DEFAULT_PARK_RETRY_MS,
     steadyProbeIntervalMs: init.steadyProbeIntervalMs ?? DEFAULT_STEADY_PROBE_INTERVAL_MS,
@@ -313,6 +324,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   if (c.tieTolerance >= 1) throw new InvalidConfigError(`tieTolerance must be < 1, got ${c.tieTolerance}`)
   if (!Number.isInteger(c.probeExtraCount)) throw new InvalidConfigError('probeExtraCount must be an integer')
   if (!Number.isInteger(c.nearSurveyCount) || c.nearSurveyCount < 0 || c.nearSurveyCount > 1024) throw new InvalidConfigError(`nearSurveyCount must be an integer in 0..1024, got ${String(c.nearSurveyCount)}`)
+  if (!Number.isInteger(c.fallbackFanout) || c.fallbackFanout < 0 || c.fallbackFanout > 1024) throw new InvalidConfigError(`fallbackFanout must be an integer in 0..1024, got ${String(c.fallbackFanout)}`)
   if (!Number.isInteger(c.probePingCount) || c.probePingCount < 1 || c.probePingCount > 16) throw new InvalidConfigError(`probePingCount must be an integer in 1..16, got ${String(c.probePingCount)}`)
   if (!Number.isInteger(c.chunkBytes) || c.chunkBytes > 1024 * 1024) throw new InvalidConfigError('chunkBytes must be an integer <= 1048576')
   if (!Number.isInteger(c.reduceSegmentBytes) || c.reduceSegmentBytes < 8 || c.reduceSegmentBytes > 1024 * 1024) throw new InvalidConfigError(`reduceSegmentBytes must be an integer in 8..1048576, got ${String(c.reduceSegmentBytes)}`)

@@ -110,7 +110,29 @@ export interface StreamHost {
 export const MAX_INCOMING_PER_TRANSFER = 256
 
 /** Limits of the stream engine. */
-export interface StreamLimits { maxActiveTransfers: number, maxHops: number, maxPayloadBytes: number, dedupeCapacity: number, transferIdleMs: number }
+export interface StreamLimits { maxActiveTransfers: number, maxHops: number, maxPayloadBytes: number, dedupeCapacity: number, transferIdleMs: number, fallbackFanout: number }
+
+/**
+ * Rule III for long payloads: the owners left after the tree, in virtual-node order, cut
+ * into at most `fanout` contiguous groups; each group's part goes to its first owner, which
+ * delivers its own and routes the rest the same way (its tree first). A peer whose subtree
+ * went away at once (a leaver, or a parent whose children left) then sends two copies of a
+ * 4 MB broadcast instead of one per owner (fig9: about 100), and the part still reaches
+ * every owner in about log2(owners) pipelined hops. `fanout` 0: one route per owner (003).
+ */
+export function fallbackGroups (owners: ReadonlyArray<[PeerId, IntervalSet]>, fanout: number): Array<[PeerId, IntervalSet]> {
+  if (fanout <= 0 || owners.length <= fanout) return [...owners]
+  const out: Array<[PeerId, IntervalSet]> = []
+  for (let g = 0; g < fanout; g++) {
+    const lo = Math.floor(g * owners.length / fanout)
+    const hi = Math.floor((g + 1) * owners.length / fanout)
+    const group = owners.slice(lo, hi)
+    const head = group[0]
+    if (head === undefined) continue
+    out.push([head[0], IntervalSet.unionAll(group.map((x) => x[1]))])
+  }
+  return out
+}
 
 /** The stream engine of one peer. */
 export class Streams {
@@ -350,13 +372,18 @@ export class Streams {
         inc.wait = inc.wait.union(rest)
         this.host.wantPark()
       } else {
+        const sendable: Array<[PeerId, IntervalSet]> = []
         for (const [owner, part] of this.host.view.partition(rest)) {
           if (owner === this.host.self || !this.host.reachable(owner)) {
             inc.wait = inc.wait.union(part)
             this.host.wantPark()
             continue
           }
-          this.addRoute(t, inc, owner, part, t.mode !== 'direct')
+          sendable.push([owner, part])
+        }
+        const fanout = t.mode === 'bw' && t.reduce === undefined ? this.limits.fallbackFanout : 0
+        for (const [to, part] of fallbackGroups(sendable, fanout)) {
+          this.addRoute(t, inc, to, part, t.mode !== 'direct')
           forwarded = forwarded.union(part)
         }
       }
