@@ -1,7 +1,7 @@
 /**
  * A tiny in-test message loop over several composed cores (overlay/core.ts): per-pair fixed
  * latency, FIFO links, a transfer time for bulky messages, timers at `nextTimeoutAt()`.
- * Shared by test/core.test.ts and test/collective.test.ts.
+ * Shared by test/core*.test.ts, test/collective.test.ts and test/fallback-fanout.test.ts.
  */
 import { expect } from 'vitest'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
