@@ -5,6 +5,7 @@
  * A single-chunk transfer (a short payload on the latency tree) stays on the control
  * stream, where it pays no stream set-up round trip.
  */
+import { streamLastIndex } from '../overlay/stripes.ts'
 import type { Logger, Stream } from '@libp2p/interface'
 import type { ChunkMessage } from '../overlay/messages.ts'
 import { encodeChunkFrame } from './chunk-frame.ts'
@@ -69,7 +70,7 @@ export class BulkRouter {
     if (b === undefined) {
       if (msg.open === undefined || msg.open.chunkCount <= 1) return false
       if (this.out.size >= this.cfg.maxBulkStreams) return false
-      b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, lastIndex: msg.open.chunkCount - 1, upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0, onControl: false }
+      b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, lastIndex: streamLastIndex(msg.open), upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0, onControl: false }
       this.out.set(key, b)
       void this.open(b)
     }

@@ -11,8 +11,10 @@ import type { DeliveredState } from '../virtual-nodes/handoff.ts'
 import { TREE_KINDS } from '../trees/tree-kind.ts'
 import { WIRE_VERSION } from './messages.ts'
 import type {
-  CollectiveShape, CombinePlan, MemberFact, MemberStatus, Message, MessageType, NearHint, PartialMessage, ProbeTreeEntry, PullMessage, ReduceStart, StreamMode, StreamOpen, TreeOp
+  CollectiveShape, CombinePlan, MemberFact, MemberStatus, Message, MessageType, NearHint, PartialMessage, ProbeTreeEntry, PullMessage, ReduceStart, StreamMode, StreamOpen, TreeEntry, TreeOp
 } from './messages.ts'
+import { MAX_TREE_ENTRIES } from '../trees/tree-entries.ts'
+import { MAX_STRIPES } from './stripes.ts'
 import { MAX_NEAR_HINTS } from './near-peers.ts'
 import { WireError } from './wire-errors.ts'
 
@@ -215,10 +217,10 @@ class Fields {
       case 'adopt': {
         const bw = this.num(own(o, 'bw'), `${path}.bw`)
         if (bw < 0) throw new WireError('bad-field', `${path}.bw: must be >= 0`)
-        return { op, kind, root, reach: this.set(own(o, 'reach'), `${path}.reach`), bw }
+        return this.withEntries(o, path, { op, kind, root, reach: this.set(own(o, 'reach'), `${path}.reach`), bw })
       }
       case 'reach':
-        return { op, kind, root, reach: this.set(own(o, 'reach'), `${path}.reach`) }
+        return this.withEntries(o, path, { op, kind, root, reach: this.set(own(o, 'reach'), `${path}.reach`) })
       case 'detach':
       case 'disown':
         return { op, kind, root }
@@ -233,6 +235,18 @@ class Fields {
       default:
         return bad(`${path}.op`, 'unknown tree operation')
     }
+  }
+
+  /** An `adopt` or `reach` op with its optional cluster entries (at most MAX_TREE_ENTRIES). */
+  private withEntries<T extends { op: 'adopt' | 'reach' }> (o: Obj, path: string, op: T): T | T & { entries: readonly TreeEntry[] } {
+    const raw = own(o, 'entries')
+    if (raw === undefined) return op
+    if (Array.isArray(raw) && raw.length > MAX_TREE_ENTRIES) throw new WireError('limit', `${path}.entries: ${raw.length} entries > ${MAX_TREE_ENTRIES}`)
+    const entries = this.list(raw, `${path}.entries`, (y, p) => {
+      const [peer, reach] = this.tuple(y, p, 2)
+      return { peer: this.peer(peer, `${p}.peer`), reach: this.set(reach, `${p}.reach`) }
+    })
+    return entries.length === 0 ? op : { ...op, entries }
   }
 
   reduceStart (x: unknown, path: string): ReduceStart {
@@ -267,7 +281,27 @@ class Fields {
     const combine = own(o, 'combine')
     if (combine !== undefined && reduce === undefined) bad(`${path}.combine`, 'only on a reduction start')
     const withReduce = reduce === undefined ? open : { ...open, reduce: this.reduceStart(reduce, `${path}.reduce`) }
-    return combine === undefined ? withReduce : { ...withReduce, combine: this.combinePlan(combine, `${path}.combine`) }
+    const withCombine = combine === undefined ? withReduce : { ...withReduce, combine: this.combinePlan(combine, `${path}.combine`) }
+    return this.withStripes(o, path, withCombine)
+  }
+
+  /** A striped broadcast's fields (overlay/stripes.ts); their consistency is the stream engine's to judge. */
+  private withStripes (o: Obj, path: string, open: StreamOpen): StreamOpen {
+    const stripes = own(o, 'stripes')
+    const stripe = own(o, 'stripe')
+    const relay = own(o, 'relay')
+    if (stripes === undefined && stripe === undefined && relay === undefined) return open
+    const n = this.int(stripes, `${path}.stripes`, 2, MAX_STRIPES)
+    const out: { -readonly [K in keyof StreamOpen]: StreamOpen[K] } = { ...open, stripes: n }
+    if (stripe !== undefined) out.stripe = this.int(stripe, `${path}.stripe`, 0, n - 1)
+    if (relay !== undefined) {
+      if (Array.isArray(relay) && relay.length > MAX_STRIPES) throw new WireError('limit', `${path}.relay: ${relay.length} relays > ${MAX_STRIPES}`)
+      out.relay = this.list(relay, `${path}.relay`, (y, p) => {
+        const [to, header] = this.tuple(y, p, 2)
+        return { to: this.peer(to, `${p}.to`), header: this.set(header, `${p}.header`) }
+      })
+    }
+    return out
   }
 
   /** A collective reduction's `[length]` or `[length, segment]`: the same limits as a start's. */

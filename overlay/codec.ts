@@ -16,7 +16,7 @@ import { decode as cborDecode, encode as cborEncode } from 'cborg'
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import { WIRE_VERSION } from './messages.ts'
-import type { Message, StreamOpen, TreeOp } from './messages.ts'
+import type { Message, StreamOpen, TreeEntry, TreeOp } from './messages.ts'
 import { float64ToBytes, validateMessage } from './codec-validate.ts'
 import type { ResolvedLimits } from './codec-validate.ts'
 import { WireError } from './wire-errors.ts'
@@ -72,14 +72,20 @@ function resolveLimits (limits: CodecLimits | undefined): ResolvedLimits {
 const setBytes = (s: IntervalSet): Uint8Array => s.encode()
 const recordWire = (r: OwnershipRecord): unknown[] => r.ownerIncarnation === undefined ? [setBytes(r.ranges), r.owner, r.version] : [setBytes(r.ranges), r.owner, r.version, r.ownerIncarnation]
 
+/** A tree op's cluster entries as `[[peer, reachBytes], ...]`, only when there are some. */
+function withEntries (out: Record<string, unknown>, entries: readonly TreeEntry[] | undefined): Record<string, unknown> {
+  if (entries !== undefined && entries.length > 0) out.entries = entries.map((e) => [e.peer, setBytes(e.reach)])
+  return out
+}
+
 function treeOpWire (op: TreeOp): Record<string, unknown> {
   switch (op.op) {
     case 'check': return op.short === true
       ? { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin, dist: op.dist, path: op.path, short: true }
       : { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin, dist: op.dist, path: op.path }
     case 'result': return { op: op.op, kind: op.kind, root: op.root, id: op.id, ok: op.ok, dist: op.dist, path: op.path }
-    case 'adopt': return { op: op.op, kind: op.kind, root: op.root, reach: setBytes(op.reach), bw: op.bw }
-    case 'reach': return { op: op.op, kind: op.kind, root: op.root, reach: setBytes(op.reach) }
+    case 'adopt': return withEntries({ op: op.op, kind: op.kind, root: op.root, reach: setBytes(op.reach), bw: op.bw }, op.entries)
+    case 'reach': return withEntries({ op: op.op, kind: op.kind, root: op.root, reach: setBytes(op.reach) }, op.entries)
     case 'detach':
     case 'disown': return { op: op.op, kind: op.kind, root: op.root }
     case 'unlock': return { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin }
@@ -98,6 +104,9 @@ function openWire (o: StreamOpen): Record<string, unknown> {
     out.reduce = r
   }
   if (o.combine !== undefined) out.combine = o.combine.to === undefined ? { extra: setBytes(o.combine.extra) } : { to: o.combine.to, extra: setBytes(o.combine.extra) }
+  if (o.stripes !== undefined) out.stripes = o.stripes
+  if (o.stripe !== undefined) out.stripe = o.stripe
+  if (o.relay !== undefined) out.relay = o.relay.map((r) => [r.to, setBytes(r.header)])
   return out
 }
 
@@ -232,13 +241,16 @@ function list<T> (items: readonly T[], size: (item: T) => number): number {
 const recordSize = (r: OwnershipRecord): number => 1 + set(r.ranges) + str(r.owner) + num(r.version) + (r.ownerIncarnation === undefined ? 0 : num(r.ownerIncarnation))
 const pathSize = (p: readonly string[]): number => str('path') + list(p, str)
 
+const entriesSize = (entries: readonly TreeEntry[] | undefined): number =>
+  entries === undefined || entries.length === 0 ? 0 : str('entries') + list(entries, (e) => 1 + str(e.peer) + set(e.reach))
+
 function treeOpSize (op: TreeOp): number {
   const common = ks('op', op.op) + ks('kind', op.kind) + ks('root', op.root)
   switch (op.op) {
     case 'check': return 1 + common + kn('id', op.id) + ks('origin', op.origin) + kn('dist', op.dist) + pathSize(op.path) + (op.short === true ? kbool('short') : 0)
     case 'result': return 1 + common + kn('id', op.id) + kbool('ok') + kn('dist', op.dist) + pathSize(op.path)
-    case 'adopt': return 1 + common + kset('reach', op.reach) + kn('bw', op.bw)
-    case 'reach': return 1 + common + kset('reach', op.reach)
+    case 'adopt': return 1 + common + kset('reach', op.reach) + kn('bw', op.bw) + entriesSize(op.entries)
+    case 'reach': return 1 + common + kset('reach', op.reach) + entriesSize(op.entries)
     case 'detach':
     case 'disown': return 1 + common
     case 'unlock': return 1 + common + kn('id', op.id) + ks('origin', op.origin)
@@ -254,6 +266,9 @@ function openSize (o: StreamOpen): number {
     if (o.reduce.segment !== undefined) n += kn('segment', o.reduce.segment)
   }
   if (o.combine !== undefined) n += str('combine') + 1 + kset('extra', o.combine.extra) + (o.combine.to === undefined ? 0 : ks('to', o.combine.to))
+  if (o.stripes !== undefined) n += kn('stripes', o.stripes)
+  if (o.stripe !== undefined) n += kn('stripe', o.stripe)
+  if (o.relay !== undefined) n += str('relay') + list(o.relay, (r) => 1 + str(r.to) + set(r.header))
   return n
 }
 

@@ -3,6 +3,7 @@
  * the reason for each is one line beside it.
  */
 import { InvalidConfigError } from './errors.ts'
+import { MAX_STRIPES } from './stripes.ts'
 
 /** 003 §IV-A: bandwidth is measured by downloading 128 KB from the candidate. */
 export const DEFAULT_PROBE_BYTES = 128 * 1024
@@ -107,6 +108,21 @@ export const DEFAULT_TREE_NEWS_GAP_MS = 50
 /** Peers a starting peer pings to find its near peers (overlay/near-survey.ts). */
 export const DEFAULT_NEAR_SURVEY_COUNT = 32
 
+/**
+ * Bandwidth-tree broadcasts are dealt into up to this many stripes, one per cluster their
+ * tree enters (overlay/stripes.ts): fig7's 64 MB broadcasts reach about 3x the rate of one
+ * tree, close to the minimum cut (EXPERIMENTS.md).
+ */
+export const DEFAULT_STRIPE_MAX_COUNT = 8
+/** Striping starts at the switch point: every bandwidth-tree broadcast is striped. */
+export const DEFAULT_STRIPE_MIN_BYTES = 256 * 1024
+/**
+ * A bandwidth-tree parent takes at most this many children: striped broadcasts send every
+ * stripe along the same tree inside a cluster, so each peer forwards k stripes' worth per
+ * child (k wide-area links' rate), and a wider fan-out makes its uplink the bottleneck.
+ */
+export const DEFAULT_BW_MAX_CHILDREN = 2
+
 /** One ping-pong per probe (the node driver uses 2: the first may pay the connection set-up). */
 export const DEFAULT_PROBE_PING_COUNT = 1
 
@@ -186,6 +202,22 @@ export interface CoreInit {
   switchPointBytes?: number
   /** @default 65536 */
   chunkBytes?: number
+  /**
+   * Most stripes a bandwidth-tree broadcast is dealt into: one per wide-area edge of this
+   * peer's bandwidth tree, each sent to that edge's cluster entry and relayed from there to
+   * the other entries, so that every wide-area link carries a stripe (overlay/stripes.ts).
+   * Fewer than 2 entries, or more than this: the tree alone carries it. 0 or 1: never
+   * striped (003). @default 8
+   */
+  stripeMaxCount?: number
+  /** Bandwidth-tree broadcasts of at least this many bytes are striped. @default 262144 */
+  stripeMinBytes?: number
+  /**
+   * A bandwidth-tree candidate with this many children is not taken as a parent, so a peer
+   * forwarding every stripe of a striped broadcast keeps uplink to spare. 0: no limit (003's
+   * rule alone, which lets a peer take up to about 10 children behind a wide-area link). @default 2
+   */
+  bwMaxChildren?: number
   /** @default 2 */
   reduceTimeoutFactor?: number
   /** @default 5 */
@@ -233,7 +265,7 @@ export interface CoreInit {
    * Rule III for broadcasts on the bandwidth tree: the virtual nodes the tree does not
    * reach from here (their subtree is being repaired, or left with a leaver) go to at most
    * this many of their owners, each forwarding its share on the same way, instead of one
-   * copy per owner from here (overlay/streams.ts `fallbackGroups`). Latency-tree broadcasts
+   * copy per owner from here (overlay/fallback-groups.ts). Latency-tree broadcasts
    * and reductions always send one copy per owner. 0: one copy per owner (003). @default 2
    */
   fallbackFanout?: number
@@ -280,6 +312,9 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     nearSurveyCount: init.nearSurveyCount ?? DEFAULT_NEAR_SURVEY_COUNT,
     switchPointBytes: init.switchPointBytes ?? DEFAULT_SWITCH_POINT_BYTES,
     chunkBytes: init.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+    stripeMaxCount: init.stripeMaxCount ?? DEFAULT_STRIPE_MAX_COUNT,
+    stripeMinBytes: init.stripeMinBytes ?? DEFAULT_STRIPE_MIN_BYTES,
+    bwMaxChildren: init.bwMaxChildren ?? DEFAULT_BW_MAX_CHILDREN,
     reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
     reduceTimeoutMinMs: init.reduceTimeoutMinMs ?? DEFAULT_REDUCE_TIMEOUT_MIN_MS,
     reduceRetryMs: init.reduceRetryMs ?? DEFAULT_REDUCE_RETRY_MS,
@@ -325,6 +360,9 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   if (!Number.isInteger(c.probeExtraCount)) throw new InvalidConfigError('probeExtraCount must be an integer')
   if (!Number.isInteger(c.nearSurveyCount) || c.nearSurveyCount < 0 || c.nearSurveyCount > 1024) throw new InvalidConfigError(`nearSurveyCount must be an integer in 0..1024, got ${String(c.nearSurveyCount)}`)
   if (!Number.isInteger(c.fallbackFanout) || c.fallbackFanout < 0 || c.fallbackFanout > 1024) throw new InvalidConfigError(`fallbackFanout must be an integer in 0..1024, got ${String(c.fallbackFanout)}`)
+  if (!Number.isInteger(c.stripeMaxCount) || c.stripeMaxCount < 0 || c.stripeMaxCount > MAX_STRIPES) throw new InvalidConfigError(`stripeMaxCount must be an integer in 0..${MAX_STRIPES}, got ${String(c.stripeMaxCount)}`)
+  if (!Number.isInteger(c.stripeMinBytes) || c.stripeMinBytes < 0) throw new InvalidConfigError(`stripeMinBytes must be an integer >= 0, got ${String(c.stripeMinBytes)}`)
+  if (!Number.isInteger(c.bwMaxChildren) || c.bwMaxChildren < 0 || c.bwMaxChildren > 1024) throw new InvalidConfigError(`bwMaxChildren must be an integer in 0..1024, got ${String(c.bwMaxChildren)}`)
   if (!Number.isInteger(c.probePingCount) || c.probePingCount < 1 || c.probePingCount > 16) throw new InvalidConfigError(`probePingCount must be an integer in 1..16, got ${String(c.probePingCount)}`)
   if (!Number.isInteger(c.chunkBytes) || c.chunkBytes > 1024 * 1024) throw new InvalidConfigError('chunkBytes must be an integer <= 1048576')
   if (!Number.isInteger(c.reduceSegmentBytes) || c.reduceSegmentBytes < 8 || c.reduceSegmentBytes > 1024 * 1024) throw new InvalidConfigError(`reduceSegmentBytes must be an integer in 8..1048576, got ${String(c.reduceSegmentBytes)}`)

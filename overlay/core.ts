@@ -22,6 +22,7 @@ import { reduceStart, Reductions, type ContributeFn } from './reduction.ts'
 import { planCombine } from './combine-plan.ts'
 import { checkCollective, checkCollectiveState, checkReduceArgs, claimFresh, latRoute, type CollectiveInit } from './collective.ts'
 import { Streams, type Transfer } from './streams.ts'
+import { planStripes } from './stripes.ts'
 import { TimerQueue } from './timer-queue.ts'
 import { chunkPayload } from './payload.ts'
 import { Probing } from './probing.ts'
@@ -80,8 +81,9 @@ export class TreecastCore {
       sendOp: (to, op) => this.sendOp(to, op),
       parentChanged: (kind, root, parent) => { this.out.push({ type: 'tree', kind, root, parent }) },
       latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) },
-      treeNews: () => { this.probing.news(this.now) }
-    }, this.config.lockTimeoutMs, this.config.tieTolerance)
+      treeNews: () => { this.probing.news(this.now) },
+      farRttMs: () => this.probing.linkFarRttMs()
+    }, this.config.lockTimeoutMs, this.config.tieTolerance, this.config.bwMaxChildren)
     this.streams = new Streams({
       self: this.self,
       get view () { return viewOf() },
@@ -248,7 +250,9 @@ export class TreecastCore {
     const totalBytes = chunks.reduce((n, c) => n + c.length, 0)
     const mode: StreamMode = opts.mode === undefined || opts.mode === 'auto' ? (totalBytes >= this.config.switchPointBytes ? 'bw' : 'lat') : opts.mode
     const id = this.newId()
-    this.streams.originate(now, { id, origin: this.self, mode, chunkCount: chunks.length, totalBytes }, IntervalSet.range(0, this.vnodes), chunks)
+    const header = IntervalSet.range(0, this.vnodes)
+    const plan = mode === 'bw' && totalBytes >= this.config.stripeMinBytes ? planStripes(header, this.ownership.owned, this.trees.stripeEntries(), this.self, (p) => this.members.isAlive(p), Math.min(this.config.stripeMaxCount, chunks.length)) : null
+    this.streams.originate(now, { id, origin: this.self, mode, chunkCount: chunks.length, totalBytes, ...(plan !== null ? { stripes: plan.stripes.length } : {}) }, header, chunks, plan ?? undefined)
     this.flush(now)
     return id
   }

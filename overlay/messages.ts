@@ -11,11 +11,11 @@ import type { TreeKind } from '../trees/tree-kind.ts'
 import type { ProbeTreeEntry, TreeOp } from '../trees/tree-ops.ts'
 import type { NearHint } from './near-peers.ts'
 
-export type { ProbeTreeEntry, TreeOp } from '../trees/tree-ops.ts'
+export type { ProbeTreeEntry, TreeEntry, TreeOp } from '../trees/tree-ops.ts'
 export type { NearHint } from './near-peers.ts'
 
 /** The wire version this core speaks; messages of any other version are rejected. */
-export const WIRE_VERSION = 2
+export const WIRE_VERSION = 3
 
 /** A member's status as one peer knows it. */
 export type MemberStatus = 'alive' | 'left' | 'dead'
@@ -136,6 +136,24 @@ export interface StreamOpen {
   readonly hops: number
   /** On a reduction's start only: how the receiver combines with its siblings. */
   readonly combine?: CombinePlan
+  /**
+   * A striped broadcast (overlay/stripes.ts): the payload's chunks are dealt into this many
+   * stripes, chunk i into stripe i mod `stripes`. Absent: one.
+   */
+  readonly stripes?: number
+  /** This stream carries only the chunks of this stripe (absent: all of them). */
+  readonly stripe?: number
+  /**
+   * Striped broadcasts: parts of the header the receiver sends straight to other cluster
+   * entries of the origin's bandwidth tree, before routing the rest along the tree.
+   */
+  readonly relay?: readonly StripeRelay[]
+}
+
+/** A part of a stream's header that goes to `to` directly (a striped broadcast's cluster entry). */
+export interface StripeRelay {
+  readonly to: PeerId
+  readonly header: IntervalSet
 }
 
 /**

@@ -39,6 +39,8 @@ export class NearPeers {
   /** Peers probed since the last `newBurst()`, with the order they were probed in. */
   private readonly probed = new Map<PeerId, number>()
   private probeSeq = 0
+  /** Smallest RTT in `measured`, dead peers included (kept as measurements come, redone on prune). */
+  private minMeasuredMs = Infinity
 
   constructor (private readonly self: PeerId) {}
 
@@ -47,7 +49,13 @@ export class NearPeers {
     if (peer === this.self || !(rttMs >= 0)) return
     const cur = this.measured.get(peer)
     if (cur === undefined || rttMs < cur) this.measured.set(peer, rttMs)
+    if (rttMs < this.minMeasuredMs) this.minMeasuredMs = rttMs
     this.hinted.delete(peer)
+  }
+
+  /** Smallest RTT measured to any peer, gone ones included (Infinity when none); O(1). */
+  get nearestMeasuredMs (): number {
+    return this.minMeasuredMs
   }
 
   /** A probe of `via` (at `viaRttMs`) reported its nearest peers. */
@@ -133,6 +141,8 @@ export class NearPeers {
     for (const map of [this.measured, this.hinted]) {
       for (const peer of [...map.keys()]) if (!isAlive(peer)) map.delete(peer)
     }
+    this.minMeasuredMs = Infinity
+    for (const rttMs of this.measured.values()) if (rttMs < this.minMeasuredMs) this.minMeasuredMs = rttMs
     for (const peer of [...this.probed.keys()]) if (!isAlive(peer)) this.probed.delete(peer)
   }
 

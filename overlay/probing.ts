@@ -333,6 +333,15 @@ export class Probing {
     return others.length === 0 || others.some((p) => p !== busy)
   }
 
+  /**
+   * RTT from which a tree link counts as far, a cluster crossing (trees/tree-entries.ts):
+   * DETOUR_RTT_FACTOR times the smallest RTT measured (Infinity when none). Cheap: called
+   * on every parent change of a bandwidth tree.
+   */
+  linkFarRttMs (): number {
+    return DETOUR_RTT_FACTOR * this.near.nearestMeasuredMs
+  }
+
   /** RTT from which a parent counts as far: DETOUR_RTT_FACTOR times the nearest live peer's (Infinity when none is known). */
   private farRttMs (): number {
     return DETOUR_RTT_FACTOR * this.near.nearestRtt((p) => this.host.isAlive(p))

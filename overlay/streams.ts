@@ -14,125 +14,19 @@
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import type { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
-import type { TreeState } from '../trees/tree-table.ts'
-import type { TreeKind } from '../trees/tree-kind.ts'
-import type { ChunkMessage, CombinePlan, Message, ReduceStart, StreamMode, StreamOpen } from './messages.ts'
-import type { CombineChild } from './combine-plan.ts'
+import type { ChunkMessage, CombinePlan, StreamOpen, StripeRelay } from './messages.ts'
+import type { Incoming, Route, StreamHost, Transfer } from './stream-state.ts'
+export type { Incoming, Route, StreamHost, Transfer } from './stream-state.ts'
 import { DedupeCache } from './dedupe-cache.ts'
 import { EarlyChunks } from './early-chunks.ts'
-
-/** One incoming stream (or the local origin's own). */
-export interface Incoming {
-  readonly from: PeerId | null
-  readonly stream: number
-  readonly hops: number
-  readonly routes: Route[]
-  /** Own virtual nodes waiting for the payload to complete. */
-  pending: IntervalSet
-  /** Virtual nodes that cannot be routed right now (hand-off not arrived yet, loops). */
-  wait: IntervalSet
-  acked: boolean
-  /** A reduction start's sibling-combining plan for this peer, as the sender gave it. */
-  readonly combine: CombinePlan | undefined
-}
-
-/** One outgoing stream. */
-export interface Route {
-  readonly to: PeerId
-  readonly stream: number
-  readonly header: IntervalSet
-  readonly fallback: boolean
-  readonly transfer: Transfer
-  readonly incoming: Incoming
-  next: number
-  acked: boolean
-  /** The sibling-combining plan sent to the receiver (reduction starts only). */
-  combine: CombinePlan | undefined
-}
-
-/** Everything this peer holds of one collective. */
-export interface Transfer {
-  readonly id: string
-  readonly origin: PeerId
-  readonly mode: StreamMode
-  readonly chunkCount: number
-  readonly totalBytes: number
-  readonly reduce: ReduceStart | undefined
-  readonly chunks: Array<Uint8Array | undefined>
-  received: number
-  readonly incoming: Incoming[]
-  lastActivity: number
-  fallbackSends: number
-  bytesReceived: number
-}
-
-/** What the stream engine needs from the peer around it. */
-export interface StreamHost {
-  readonly self: PeerId
-  readonly view: OwnershipMap
-  owned (): IntervalSet
-  /** Virtual nodes this peer has claimed (crash take-overs) and does not own yet (overlay/pending-claims.ts). */
-  claimed (): IntervalSet
-  isAlive (peer: PeerId): boolean
-  /**
-   * Whether point-to-point data for a virtual node this peer's view assigns to `peer` can
-   * be sent there: `peer` is alive, or it is leaving gracefully and still connected. A
-   * leaving peer forwards what it no longer owns along its own hand-off (the peer it gave
-   * the virtual nodes to), so a part need not wait for the hand-off record to arrive here;
-   * leaving peers never receive the records of later hand-offs at all (facts go to alive
-   * members only), so parts they parked for a leaving owner waited for a leave timeout.
-   */
-  reachable (peer: PeerId): boolean
-  tree (kind: TreeKind, root: PeerId): TreeState | undefined
-  send (to: PeerId, msg: Message): void
-  deliver (t: Transfer, vnodes: IntervalSet): void
-  routed (t: Transfer, inc: Incoming, fresh: IntervalSet, forwarded: IntervalSet): void
-  /**
-   * `to` acknowledged its part `header` of `t`: delivered there and forwarded with
-   * acknowledgement; `away` when its reduction partial goes to another peer.
-   */
-  routeAcked (t: Transfer, to: PeerId, header: IntervalSet, away: boolean): void
-  /** Whether this peer's partial of reduction `t` goes to a peer other than `from`. */
-  partialAway (t: Transfer, from: PeerId): boolean
-  /** This peer acknowledged `t`'s start as `away`: tell the peer its partial goes to. */
-  ackedAway (t: Transfer): void
-  /** Sibling-combining plans for the tree children a reduction start is routed to. */
-  planCombine (t: Transfer, children: readonly CombineChild[]): Map<PeerId, CombinePlan>
-  originDone (t: Transfer): void
-  wantPark (): void
-  reject (reason: string): void
-  /** Whether a reduction start names an operation this peer knows. */
-  knowsOp (op: string): boolean
-}
+import { fallbackGroups } from './fallback-groups.ts'
+import { hasChunks, openOf, validStripes, type StripePlan } from './stripes.ts'
 
 /** Incoming streams one collective may have at a peer (re-routes after failures add some). */
 export const MAX_INCOMING_PER_TRANSFER = 256
 
 /** Limits of the stream engine. */
 export interface StreamLimits { maxActiveTransfers: number, maxHops: number, maxPayloadBytes: number, dedupeCapacity: number, transferIdleMs: number, fallbackFanout: number }
-
-/**
- * Rule III for long payloads: the owners left after the tree, in virtual-node order, cut
- * into at most `fanout` contiguous groups; each group's part goes to its first owner, which
- * delivers its own and routes the rest the same way (its tree first). A peer whose subtree
- * went away at once (a leaver, or a parent whose children left) then sends two copies of a
- * 4 MB broadcast instead of one per owner (fig9: about 100), and the part still reaches
- * every owner in about log2(owners) pipelined hops. `fanout` 0: one route per owner (003).
- */
-export function fallbackGroups (owners: ReadonlyArray<[PeerId, IntervalSet]>, fanout: number): Array<[PeerId, IntervalSet]> {
-  if (fanout <= 0 || owners.length <= fanout) return [...owners]
-  const out: Array<[PeerId, IntervalSet]> = []
-  for (let g = 0; g < fanout; g++) {
-    const lo = Math.floor(g * owners.length / fanout)
-    const hi = Math.floor((g + 1) * owners.length / fanout)
-    const group = owners.slice(lo, hi)
-    const head = group[0]
-    if (head === undefined) continue
-    out.push([head[0], IntervalSet.unionAll(group.map((x) => x[1]))])
-  }
-  return out
-}
 
 /** The stream engine of one peer. */
 export class Streams {
@@ -151,14 +45,23 @@ export class Streams {
   /** Number of collectives in flight here. */
   get activeCount (): number { return this.transfers.size }
 
-  /** Starts a stream at its origin, reaching `header`. */
-  originate (now: number, open: Omit<StreamOpen, 'hops' | 'fallback' | 'header'>, header: IntervalSet, chunks: Uint8Array[]): Transfer {
+  /**
+   * Starts a stream at its origin, reaching `header`; with a stripe plan (a striped
+   * broadcast, `open.stripes` stripes; overlay/stripes.ts), the plan's local part goes
+   * along the tree and each stripe to its cluster entry.
+   */
+  originate (now: number, open: Omit<StreamOpen, 'hops' | 'fallback' | 'header'>, header: IntervalSet, chunks: Uint8Array[], plan?: StripePlan): Transfer {
     const t = this.newTransfer(now, open)
     chunks.forEach((c, i) => { t.chunks[i] = c; t.bytesReceived += c.length })
     t.received = chunks.length
     const inc = newIncoming(null, 0, 0)
     t.incoming.push(inc)
-    this.route(t, inc, header)
+    if (plan === undefined || t.stripes !== plan.stripes.length) {
+      this.route(t, inc, header, undefined)
+    } else {
+      this.route(t, inc, plan.local, undefined)
+      plan.stripes.forEach((s, j) => this.addRoute(t, inc, s.to, s.header, false, j, s.relay))
+    }
     this.pump(t)
     this.complete(t)
     return t
@@ -175,22 +78,23 @@ export class Streams {
       const o = msg.open
       if (o.totalBytes > this.limits.maxPayloadBytes || o.chunkCount < 1 || o.chunkCount > o.totalBytes + 1) { this.host.reject('bad-stream'); return }
       if (o.reduce !== undefined && !this.host.knowsOp(o.reduce.op)) { this.host.reject('unknown-op'); return }
+      if (!validStripes(o)) { this.host.reject('bad-stream'); return }
       t = this.transfers.get(o.id)
       if (t === undefined) {
         if (this.transfers.size >= this.limits.maxActiveTransfers) { this.host.reject('too-many-transfers'); return }
         t = this.newTransfer(now, o)
-      } else if (t.chunkCount !== o.chunkCount || t.totalBytes !== o.totalBytes || t.origin !== o.origin || t.reduce?.op !== o.reduce?.op || t.reduce?.length !== o.reduce?.length) {
+      } else if (t.chunkCount !== o.chunkCount || t.totalBytes !== o.totalBytes || t.origin !== o.origin || t.reduce?.op !== o.reduce?.op || t.reduce?.length !== o.reduce?.length || t.stripes !== (o.stripes ?? 1)) {
         this.host.reject('stream-mismatch')
         return
       } else if (t.incoming.length >= MAX_INCOMING_PER_TRANSFER) {
         this.host.reject('too-many-streams')
         return
       }
-      inc = newIncoming(from, msg.stream, o.hops, o.combine)
+      inc = newIncoming(from, msg.stream, o.hops, o.combine, o.stripe, o.relay)
       t.incoming.push(inc)
       this.owners.set(inc, t)
       this.incomingByKey.set(key, inc)
-      this.route(t, inc, o.header)
+      this.route(t, inc, o.header, inc.stripe)
       // Chunks of this stream that overtook its opening one (early-chunks.ts), after this one.
       early = this.early.take(key)
     } else {
@@ -202,13 +106,14 @@ export class Streams {
       t = this.transferOf(inc)
     }
     if (t === undefined) return
-    if (msg.index >= t.chunkCount) { this.host.reject('bad-chunk-index'); return }
+    if (msg.index >= t.chunkCount || (inc.stripe !== undefined && msg.index % t.stripes !== inc.stripe)) { this.host.reject('bad-chunk-index'); return }
     t.lastActivity = now
     if (t.chunks[msg.index] === undefined) {
       if (t.bytesReceived + msg.data.length > t.totalBytes) { this.host.reject('payload-overrun'); return }
       t.chunks[msg.index] = msg.data
       t.bytesReceived += msg.data.length
       t.received++
+      if (t.stripeReceived !== null) { const k = msg.index % t.stripes; t.stripeReceived[k] = (t.stripeReceived[k] ?? 0) + 1 }
       // Every chunk is in but the bytes fall short of what the opening chunk announced: a
       // faulty sender. Delivering it would hand the application a truncated payload.
       if (t.received === t.chunkCount && t.bytesReceived !== t.totalBytes) { this.host.reject('payload-short'); this.drop(t); return }
@@ -236,7 +141,8 @@ export class Streams {
     for (const r of lost) {
       this.outgoing.delete(r.stream)
       r.acked = true
-      this.route(r.transfer, r.incoming, r.header)
+      // The same chunks, another way: the receiver's part of the stripe it was sent.
+      this.route(r.transfer, r.incoming, r.header, r.stripe)
     }
     const touched = new Set(lost.map((r) => r.transfer))
     for (const t of touched) { this.pump(t); this.complete(t) }
@@ -251,7 +157,8 @@ export class Streams {
         const gone = inc.pending.difference(owned)
         if (!gone.isEmpty) {
           inc.pending = inc.pending.difference(gone)
-          this.route(t, inc, gone)
+          // Whoever delivers them needs every chunk, whatever stripe brought them here.
+          this.route(t, inc, gone, undefined)
           touched = true
         }
       }
@@ -316,7 +223,9 @@ export class Streams {
       incoming: [],
       lastActivity: now,
       fallbackSends: 0,
-      bytesReceived: 0
+      bytesReceived: 0,
+      stripes: o.stripes ?? 1,
+      stripeReceived: (o.stripes ?? 1) > 1 ? new Array<number>(o.stripes ?? 1).fill(0) : null
     }
     this.transfers.set(t.id, t)
     return t
@@ -326,14 +235,23 @@ export class Streams {
     return this.owners.get(inc)
   }
 
-  /** Rules I, II and III for `set`, arriving through `inc`. */
-  private route (t: Transfer, inc: Incoming, set: IntervalSet): void {
+  /**
+   * Rules I, II and III for `set`, arriving through `inc`; the routes carry the chunks of
+   * `stripe` (undefined: all of them). A striped stream's relay parts go to their cluster
+   * entries first.
+   */
+  private route (t: Transfer, inc: Incoming, set: IntervalSet, stripe: number | undefined): void {
     const owned = this.host.owned()
     const mine = set.intersection(owned)
     let pendingAll = IntervalSet.EMPTY
     for (const i of t.incoming) pendingAll = pendingAll.union(i.pending)
-    const fresh = mine.difference(this.delivered.get(t.id)).difference(pendingAll)
+    const undelivered = mine.difference(this.delivered.get(t.id))
+    const fresh = undelivered.difference(pendingAll)
     inc.pending = inc.pending.union(fresh)
+    // Already pending through another stream: this one is not acknowledged before they are
+    // delivered (or handed on), or a crash here would lose its chunks (another stripe's).
+    const held = undelivered.intersection(pendingAll)
+    if (!held.isEmpty) inc.held = inc.held.union(held)
     let rest = set.difference(mine)
     let forwarded = IntervalSet.EMPTY
     const claimed = this.host.claimed()
@@ -347,6 +265,15 @@ export class Streams {
         rest = rest.difference(held)
       }
     }
+    if (inc.relay !== undefined) {
+      for (const r of inc.relay) {
+        const part = rest.intersection(r.header)
+        if (part.isEmpty || r.to === this.host.self || !this.host.isAlive(r.to)) continue
+        this.addRoute(t, inc, r.to, part, false, stripe)
+        forwarded = forwarded.union(part)
+        rest = rest.difference(part)
+      }
+    }
     if (t.mode !== 'direct' && !rest.isEmpty) {
       const st = this.host.tree(t.mode, t.origin)
       if (st !== undefined) {
@@ -356,7 +283,7 @@ export class Streams {
           if (!this.host.isAlive(child)) continue
           const part = rest.intersection(reach)
           if (part.isEmpty) continue
-          routes.push(this.addRoute(t, inc, child, part, false))
+          routes.push(this.addRoute(t, inc, child, part, false, stripe))
           forwarded = forwarded.union(part)
           rest = rest.difference(part)
           if (rest.isEmpty) break
@@ -383,7 +310,7 @@ export class Streams {
         }
         const fanout = t.mode === 'bw' && t.reduce === undefined ? this.limits.fallbackFanout : 0
         for (const [to, part] of fallbackGroups(sendable, fanout)) {
-          this.addRoute(t, inc, to, part, t.mode !== 'direct')
+          this.addRoute(t, inc, to, part, t.mode !== 'direct', stripe)
           forwarded = forwarded.union(part)
         }
       }
@@ -391,8 +318,8 @@ export class Streams {
     this.host.routed(t, inc, fresh, forwarded)
   }
 
-  private addRoute (t: Transfer, inc: Incoming, to: PeerId, header: IntervalSet, fallback: boolean): Route {
-    const r: Route = { to, stream: this.nextStream++, header, fallback, transfer: t, incoming: inc, next: 0, acked: false, combine: undefined }
+  private addRoute (t: Transfer, inc: Incoming, to: PeerId, header: IntervalSet, fallback: boolean, stripe: number | undefined, relay?: readonly StripeRelay[]): Route {
+    const r: Route = { to, stream: this.nextStream++, header, fallback, transfer: t, incoming: inc, next: stripe ?? 0, opened: false, acked: false, combine: undefined, stripe, relay }
     if (fallback) t.fallbackSends++
     inc.routes.push(r)
     this.outgoing.set(r.stream, r)
@@ -405,7 +332,7 @@ export class Streams {
       if (inc.wait.isEmpty) continue
       const w = inc.wait
       inc.wait = IntervalSet.EMPTY
-      this.route(t, inc, w)
+      this.route(t, inc, w, inc.stripe)
       any = true
     }
     return any
@@ -416,13 +343,15 @@ export class Streams {
     for (const inc of t.incoming) {
       for (const r of inc.routes) {
         if (r.acked) continue
+        const step = r.stripe === undefined ? 1 : t.stripes
         while (r.next < t.chunkCount) {
           const data = t.chunks[r.next]
           if (data === undefined) break
-          const msg: ChunkMessage = r.next === 0
-            ? { t: 'chunk', stream: r.stream, index: 0, data, open: { id: t.id, origin: t.origin, mode: t.mode, header: r.header, chunkCount: t.chunkCount, totalBytes: t.totalBytes, fallback: r.fallback, hops: inc.hops + 1, ...(t.reduce !== undefined ? { reduce: t.reduce } : {}), ...(r.combine !== undefined ? { combine: r.combine } : {}) } }
-            : { t: 'chunk', stream: r.stream, index: r.next, data }
-          r.next++
+          const msg: ChunkMessage = r.opened
+            ? { t: 'chunk', stream: r.stream, index: r.next, data }
+            : { t: 'chunk', stream: r.stream, index: r.next, data, open: openOf(t, r, inc.hops + 1) }
+          r.opened = true
+          r.next += step
           this.host.send(r.to, msg)
         }
       }
@@ -431,21 +360,25 @@ export class Streams {
 
   /** Delivers what is complete, acknowledges finished incoming streams, forgets finished transfers. */
   private complete (t: Transfer): void {
-    if (t.received < t.chunkCount) return
-    let deliver = IntervalSet.EMPTY
-    for (const inc of t.incoming) {
-      if (inc.pending.isEmpty) continue
-      deliver = deliver.union(inc.pending)
-      inc.pending = IntervalSet.EMPTY
-    }
-    if (!deliver.isEmpty) {
-      this.delivered.set(t.id, this.delivered.get(t.id).union(deliver))
-      this.host.deliver(t, deliver)
+    if (t.received < t.chunkCount && t.stripeReceived === null) return
+    if (t.received === t.chunkCount) {
+      let deliver = IntervalSet.EMPTY
+      for (const inc of t.incoming) {
+        if (inc.pending.isEmpty) continue
+        deliver = deliver.union(inc.pending)
+        inc.pending = IntervalSet.EMPTY
+      }
+      if (!deliver.isEmpty) {
+        this.delivered.set(t.id, this.delivered.get(t.id).union(deliver))
+        this.host.deliver(t, deliver)
+      }
     }
     let all = true
     for (const inc of t.incoming) {
       if (inc.acked) continue
-      if (inc.wait.isEmpty && inc.routes.every((r) => r.acked)) {
+      // Acknowledged once its own virtual nodes are delivered (which takes every chunk),
+      // the chunks it carries are all here, and everything it sent on is acknowledged.
+      if (inc.pending.isEmpty && inc.wait.isEmpty && hasChunks(t, inc.stripe) && inc.routes.every((r) => r.acked) && !this.stillPending(t, inc)) {
         inc.acked = true
         if (inc.from === null) this.host.originDone(t)
         else if (t.reduce !== undefined && this.host.partialAway(t, inc.from)) {
@@ -460,6 +393,14 @@ export class Streams {
     if (all) this.drop(t)
   }
 
+  /** Whether virtual nodes `inc` brought here again are still waiting to be delivered through another stream. */
+  private stillPending (t: Transfer, inc: Incoming): boolean {
+    if (inc.held.isEmpty) return false
+    for (const i of t.incoming) if (i.pending.intersects(inc.held)) return true
+    inc.held = IntervalSet.EMPTY
+    return false
+  }
+
   private drop (t: Transfer): void {
     this.transfers.delete(t.id)
     for (const inc of t.incoming) {
@@ -470,6 +411,7 @@ export class Streams {
   }
 }
 
-function newIncoming (from: PeerId | null, stream: number, hops: number, combine?: CombinePlan): Incoming {
-  return { from, stream, hops, routes: [], pending: IntervalSet.EMPTY, wait: IntervalSet.EMPTY, acked: false, combine }
+function newIncoming (from: PeerId | null, stream: number, hops: number, combine?: CombinePlan, stripe?: number, relay?: readonly StripeRelay[]): Incoming {
+  return { from, stream, hops, routes: [], pending: IntervalSet.EMPTY, held: IntervalSet.EMPTY, wait: IntervalSet.EMPTY, acked: false, combine, stripe, relay }
 }
+

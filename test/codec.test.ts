@@ -10,6 +10,8 @@ import type { RejectReason } from '../overlay/wire-errors.ts'
 import { WIRE_VERSION } from '../overlay/messages.ts'
 import type { FactsMessage, Message, MessageType, ProbeTreeEntry, StreamOpen, TreeOp } from '../overlay/messages.ts'
 import { MAX_NEAR_HINTS } from '../overlay/near-peers.ts'
+import { MAX_STRIPES } from '../overlay/stripes.ts'
+import { MAX_TREE_ENTRIES } from '../trees/tree-entries.ts'
 
 /** Comparable form: interval sets and byte arrays become plain data. */
 function norm (x: unknown): unknown {
@@ -57,17 +59,22 @@ const BIG = IntervalSet.fromRanges(Array.from({ length: 500 }, (_, i): Range => 
 const OPS: { [K in TreeOp['op']]: Extract<TreeOp, { op: K }> } = {
   check: { op: 'check', kind: 'lat', root: 'p1', id: 42, origin: 'p7', dist: 12.75, path: ['p1', 'p3', 'p7'] },
   result: { op: 'result', kind: 'bw', root: 'p1', id: -3, ok: false, dist: 1.5e9, path: [] },
-  adopt: { op: 'adopt', kind: 'bw', root: 'p2', reach: S1, bw: 12_500_000 },
+  adopt: { op: 'adopt', kind: 'bw', root: 'p2', reach: S1, bw: 12_500_000, entries: [{ peer: 'p4', reach: S2 }] },
   detach: { op: 'detach', kind: 'bw', root: 'p2' },
   disown: { op: 'disown', kind: 'lat', root: 'p3' },
   unlock: { op: 'unlock', kind: 'lat', root: 'p2', id: 0, origin: 'p9' },
-  reach: { op: 'reach', kind: 'bw', root: 'p2', reach: IntervalSet.EMPTY },
+  reach: { op: 'reach', kind: 'bw', root: 'p2', reach: IntervalSet.EMPTY, entries: [{ peer: 'p5', reach: S1 }, { peer: 'p6', reach: IntervalSet.EMPTY }] },
   metric: { op: 'metric', kind: 'lat', root: 'p2', value: -0.125 }
 }
 
 const OPEN: StreamOpen = {
   id: 'p1/17', origin: 'p1', mode: 'bw', header: S1, chunkCount: 4, totalBytes: 200_000, fallback: true,
   reduce: { op: 'sum', rootVnode: 1234, length: 4096 }, hops: 3, combine: { to: 'p7', extra: S2 }
+}
+/** A striped broadcast's stream (overlay/stripes.ts): stripe 1 of 3, relaying two parts. */
+const STRIPED_OPEN: StreamOpen = {
+  id: 'p1/18', origin: 'p1', mode: 'bw', header: S1, chunkCount: 64, totalBytes: 4 << 20, fallback: false, hops: 1,
+  stripes: 3, stripe: 1, relay: [{ to: 'p8', header: S2 }, { to: 'p9', header: IntervalSet.EMPTY }]
 }
 
 const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
@@ -145,6 +152,14 @@ describe('round trip', () => {
     expect((roundTrip({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { ...OPEN, combine: toParent } }) as { open: StreamOpen }).open.combine).not.toHaveProperty('to')
   })
 
+  it('a striped stream keeps its stripe count, stripe and relays', () => {
+    expect(roundTrip({ t: 'chunk', stream: 5, index: 4, data: new Uint8Array(3), open: STRIPED_OPEN })).toMatchObject({ open: { stripes: 3, stripe: 1 } })
+    const { stripe: _stripe, relay: _relay, ...allChunks } = STRIPED_OPEN
+    const open = (roundTrip({ t: 'chunk', stream: 5, index: 0, data: new Uint8Array(3), open: allChunks }) as { open: StreamOpen }).open
+    expect(open).not.toHaveProperty('stripe')
+    expect(open).not.toHaveProperty('relay')
+  })
+
   it('probe padding is real bytes on the wire', () => {
     const msg: Message = { t: 'probe-rep', nonce: 1, trees: [], padding: 128 * 1024 }
     expect(encodeMessage(msg).length).toBeGreaterThan(128 * 1024)
@@ -198,14 +213,15 @@ const arbCount = fc.oneof(fc.nat(1000), fc.maxSafeNat())
 const arbKind = fc.constantFrom('lat' as const, 'bw' as const)
 const arbRecord = fc.record({ ranges: arbSet, owner: arbPeer, version: arbCount })
 const arbPath = fc.array(arbPeer, { maxLength: 6 })
+const arbEntries = fc.array(fc.record({ peer: arbPeer, reach: arbSet }), { minLength: 1, maxLength: MAX_TREE_ENTRIES })
 
 const arbTreeOp: fc.Arbitrary<TreeOp> = fc.oneof(
   fc.record({ op: fc.constant('check' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer, dist: arbFinite, path: arbPath, short: fc.constant(true as const) }, { requiredKeys: ['op', 'kind', 'root', 'id', 'origin', 'dist', 'path'] }),
   fc.record({ op: fc.constant('result' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, ok: fc.boolean(), dist: arbFinite, path: arbPath }),
-  fc.record({ op: fc.constant('adopt' as const), kind: arbKind, root: arbPeer, reach: arbSet, bw: fc.double({ min: 0, max: 1e12, noNaN: true }) }),
+  fc.record({ op: fc.constant('adopt' as const), kind: arbKind, root: arbPeer, reach: arbSet, bw: fc.double({ min: 0, max: 1e12, noNaN: true }), entries: arbEntries }, { requiredKeys: ['op', 'kind', 'root', 'reach', 'bw'] }),
   fc.record({ op: fc.constantFrom('detach' as const, 'disown' as const), kind: arbKind, root: arbPeer }),
   fc.record({ op: fc.constant('unlock' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer }),
-  fc.record({ op: fc.constant('reach' as const), kind: arbKind, root: arbPeer, reach: arbSet }),
+  fc.record({ op: fc.constant('reach' as const), kind: arbKind, root: arbPeer, reach: arbSet, entries: arbEntries }, { requiredKeys: ['op', 'kind', 'root', 'reach'] }),
   fc.record({ op: fc.constant('metric' as const), kind: arbKind, root: arbPeer, value: arbFinite })
 )
 
@@ -219,10 +235,19 @@ const arbOpen: fc.Arbitrary<StreamOpen> = fc.record({
   fallback: fc.boolean(),
   reduce: fc.record({ op: arbOpName, rootVnode: fc.nat(2 ** 31 - 1), length: fc.nat(DEFAULT_CODEC_LIMITS.maxMessageBytes / 8), segment: fc.integer({ min: 1, max: DEFAULT_CODEC_LIMITS.maxMessageBytes / 8 }) }, { requiredKeys: ['op', 'rootVnode', 'length'] }),
   hops: fc.nat(64),
-  combine: fc.record({ to: arbPeer, extra: arbSet }, { requiredKeys: ['extra'] })
+  combine: fc.record({ to: arbPeer, extra: arbSet }, { requiredKeys: ['extra'] }),
+  stripes: fc.integer({ min: 2, max: MAX_STRIPES }),
+  stripe: fc.nat(MAX_STRIPES - 1),
+  relay: fc.array(fc.record({ to: arbPeer, header: arbSet }), { maxLength: MAX_STRIPES })
 }, { requiredKeys: ['id', 'origin', 'mode', 'header', 'chunkCount', 'totalBytes', 'fallback', 'hops'] })
   // A combining plan only comes with a reduction start.
   .map((o) => (o.reduce === undefined && o.combine !== undefined ? (({ combine: _, ...rest }) => rest)(o) : o))
+  // A stripe (and relays) only with a stripe count, below it.
+  .map((o) => {
+    const { stripes, stripe, relay, ...rest } = o
+    if (stripes === undefined) return rest
+    return { ...rest, stripes, ...(stripe !== undefined ? { stripe: stripe % stripes } : {}), ...(relay !== undefined ? { relay } : {}) }
+  })
 
 const arbProbeEntry: fc.Arbitrary<ProbeTreeEntry> = fc.record({
   root: arbPeer, dist: arbMetric, est: arbMetric, latChildren: fc.nat(100), bwChildren: fc.nat(100)
@@ -263,7 +288,7 @@ const FIELD_NAMES = [
   'incarnation', 'want', 'vnodeCount', 'members', 'records', 'welcome', 'to', 'ranges', 'record', 'delivered',
   'version', 'nonce', 'trees', 'padding', 'ops', 'op', 'kind', 'root', 'id', 'origin', 'dist', 'path', 'ok', 'reach',
   'value', 'stream', 'index', 'data', 'open', 'mode', 'header', 'chunkCount', 'totalBytes', 'fallback', 'reduce',
-  'rootVnode', 'length', 'hops', 'covered', 'combine', 'extra', 'part', '__proto__', 'constructor'
+  'rootVnode', 'length', 'hops', 'covered', 'combine', 'extra', 'part', 'entries', 'stripes', 'stripe', 'relay', '__proto__', 'constructor'
 ]
 
 describe('properties', () => {
@@ -433,6 +458,13 @@ describe('rejections', () => {
     const hints = (n: number): unknown[] => Array.from({ length: n }, (_, i) => [`p${i}`, 1])
     expect(decodeMessage(raw({ t: 'probe-rep', nonce: 1, trees: [], padding: new Uint8Array(0), near: hints(MAX_NEAR_HINTS) })).t).toBe('probe-rep')
     rejects(raw({ t: 'probe-rep', nonce: 1, trees: [], padding: new Uint8Array(0), near: hints(MAX_NEAR_HINTS + 1) }), 'limit')
+    // Cluster entries and relays too.
+    const entries = (n: number): unknown[] => Array.from({ length: n }, (_, i) => [`p${i}`, S2.encode()])
+    expect(decodeMessage(raw({ t: 'tree', ops: [{ op: 'reach', kind: 'bw', root: 'p', reach: S2.encode(), entries: entries(MAX_TREE_ENTRIES) }] })).t).toBe('tree')
+    rejects(raw({ t: 'tree', ops: [{ op: 'reach', kind: 'bw', root: 'p', reach: S2.encode(), entries: entries(MAX_TREE_ENTRIES + 1) }] }), 'limit')
+    const open = { id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 8, totalBytes: 8, fallback: false, hops: 0, stripes: 2, stripe: 0 }
+    expect(decodeMessage(raw({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { ...open, relay: entries(MAX_STRIPES) } })).t).toBe('chunk')
+    rejects(raw({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { ...open, relay: entries(MAX_STRIPES + 1) } }), 'limit')
   })
 
   const badFields: Array<[string, Record<string, unknown>]> = [
@@ -478,6 +510,13 @@ describe('rejections', () => {
     ['near not a list', { t: 'probe-rep', nonce: 1, trees: [], padding: new Uint8Array(0), near: 'p' }],
     ['short check not true', { t: 'tree', ops: [{ ...OPS.check, short: false }] }],
     ['ack away not true', { t: 'ack', stream: 1, away: 1 }],
+    ['cluster entry not a pair', { t: 'tree', ops: [{ op: 'reach', kind: 'bw', root: 'p', reach: S2.encode(), entries: [['q']] }] }],
+    ['cluster entry reach not a set', { t: 'tree', ops: [{ op: 'adopt', kind: 'bw', root: 'p', reach: S2.encode(), bw: 1, entries: [['q', 3]] }] }],
+    ['one stripe', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 4, totalBytes: 4, fallback: false, hops: 0, stripes: 1 } }],
+    ['too many stripes', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 40, totalBytes: 40, fallback: false, hops: 0, stripes: MAX_STRIPES + 1 } }],
+    ['stripe past the count', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 4, totalBytes: 4, fallback: false, hops: 0, stripes: 2, stripe: 2 } }],
+    ['stripe without a count', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 4, totalBytes: 4, fallback: false, hops: 0, stripe: 0 } }],
+    ['relay not a pair', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 4, totalBytes: 4, fallback: false, hops: 0, stripes: 2, stripe: 0, relay: [['q']] } }],
     ['proto-injected field', { t: 'ping', ['__proto__']: { nonce: 1 } }]
   ]
   for (const [name, fields] of badFields) {

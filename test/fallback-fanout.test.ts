@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
-import { fallbackGroups } from '../overlay/streams.ts'
+import { fallbackGroups } from '../overlay/fallback-groups.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { Loop, expectExactlyOnce } from './core-loop.ts'
 

@@ -14,10 +14,12 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { Simulation } from '../experiments/sim/simulation.ts'
 import type { SimReport } from '../experiments/sim/report.ts'
-import { randomScenario } from './swarm.ts'
+import { randomScenario, type SwarmOptions } from './swarm.ts'
 
 /** About 25 s on a 2-core machine (70-90 ms per seed). */
 const DEFAULT_SEEDS = 300
+/** Seeds of the striped family by default. */
+const STRIPED_SEEDS = 100
 const OUT = new URL('../out/', import.meta.url)
 
 /*
@@ -41,8 +43,8 @@ function swarmProblems (r: SimReport): string[] {
   return out
 }
 
-function checkSeed (seed: number): void {
-  const scenario = randomScenario(seed)
+function checkSeed (seed: number, opts: SwarmOptions = {}, tag = ''): void {
+  const scenario = randomScenario(seed, opts)
   let issues: string[]
   try {
     issues = swarmProblems(new Simulation(scenario, seed).run())
@@ -51,16 +53,16 @@ function checkSeed (seed: number): void {
   }
   if (issues.length === 0) return
   mkdirSync(fileURLToPath(OUT), { recursive: true })
-  writeFileSync(fileURLToPath(new URL(`swarm-${seed}.json`, OUT)), JSON.stringify(scenario, null, 2) + '\n')
+  writeFileSync(fileURLToPath(new URL(`swarm${tag}-${seed}.json`, OUT)), JSON.stringify(scenario, null, 2) + '\n')
   const shown = issues.slice(0, 12)
   if (issues.length > shown.length) shown.push(`... ${issues.length - shown.length} more`)
-  expect.fail(`swarm seed ${seed} failed (${issues.length} problems)\n  ${shown.join('\n  ')}\nreplay: npx tsx experiments/sim/cli.ts out/swarm-${seed}.json`)
+  expect.fail(`swarm${tag} seed ${seed} failed (${issues.length} problems)\n  ${shown.join('\n  ')}\nreplay: npx tsx experiments/sim/cli.ts out/swarm${tag}-${seed}.json`)
 }
 
-function seeds (): number[] {
+function seeds (defaultCount = DEFAULT_SEEDS): number[] {
   const only = process.env.SWARM_SEED
   if (only !== undefined && only !== '') return [Number(only)]
-  const n = Number(process.env.SWARM_SEEDS ?? DEFAULT_SEEDS)
+  const n = Number(process.env.SWARM_SEEDS ?? defaultCount)
   const from = Number(process.env.SWARM_FROM ?? 1)
   return Array.from({ length: n }, (_, i) => i + from)
 }
@@ -70,5 +72,16 @@ describe('swarm: random scenarios keep the invariants', () => {
     const known = KNOWN_FAILURES.get(seed)
     if (known === undefined) it(`seed ${seed}`, () => checkSeed(seed))
     else it.fails(`seed ${seed} (BUG: ${known})`, () => checkSeed(seed))
+  }
+})
+
+/**
+ * The same with long broadcasts only (256 KB to 2 MB, on the bandwidth tree) over 3 or 4
+ * clusters, so most are striped (overlay/stripes.ts): stripes share one transfer's custody
+ * and delivered sets while peers leave, crash, join and hand their virtual nodes over.
+ */
+describe('swarm, striped broadcasts: random scenarios keep the invariants', () => {
+  for (const seed of seeds(STRIPED_SEEDS)) {
+    it(`seed ${seed}`, () => checkSeed(seed, { clusters: 3 + (seed % 2), broadcastBytes: [256 * 1024, 2 * 1024 * 1024] }, '-striped'))
   }
 })

@@ -16,6 +16,12 @@ export interface SwarmOptions {
   clusters?: number
   /** Number of scheduled actions. @default 8-17 */
   events?: number
+  /**
+   * Broadcast sizes drawn log-uniformly from this range instead (the default draws 1 byte
+   * to 600 KB, mostly below the switch point): long ones exercise the bandwidth tree and
+   * striped broadcasts (overlay/stripes.ts). Absent: the default draws, so seeds replay.
+   */
+  broadcastBytes?: readonly [number, number]
 }
 
 /** Fewest running peers a leave or crash may leave behind. */
@@ -76,7 +82,10 @@ export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario
     const kind = rng.int(100)
     if (kind < 35) {
       const usable = rootsFrom.filter((r) => r.at <= at)
-      const bytes = rng.int(4) === 0 ? between(1, 64) : Math.max(1, Math.round(Math.exp(rng.next() * Math.log(MAX_BROADCAST_BYTES))))
+      const range = opts.broadcastBytes
+      const bytes = range !== undefined
+        ? Math.round(Math.exp(Math.log(range[0]) + rng.next() * (Math.log(range[1]) - Math.log(range[0]))))
+        : rng.int(4) === 0 ? between(1, 64) : Math.max(1, Math.round(Math.exp(rng.next() * Math.log(MAX_BROADCAST_BYTES))))
       schedule.push({ at, do: 'broadcast', root: rng.pick(usable).name, bytes })
     } else if (kind < 60) {
       const usable = rootsFrom.filter((r) => r.at <= at)

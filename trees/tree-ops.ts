@@ -15,6 +15,17 @@ export interface ProbeTreeEntry {
   readonly bwChildren: number
 }
 
+/**
+ * A cluster entry of a bandwidth tree (overlay/stripes.ts): a peer whose link to its parent
+ * is far (a wide-area edge), with the virtual nodes reachable through it but not through
+ * the entries below it. Subtrees report their entries up with their reach, so a root
+ * knows where its tree crosses into other clusters.
+ */
+export interface TreeEntry {
+  readonly peer: PeerId
+  readonly reach: IntervalSet
+}
+
 /** Tree maintenance operations, batched per neighbour. */
 export type TreeOp =
   /**
@@ -24,11 +35,12 @@ export type TreeOp =
    */
   | { readonly op: 'check', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId, readonly dist: number, readonly path: readonly PeerId[], readonly short?: true }
   | { readonly op: 'result', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly ok: boolean, readonly dist: number, readonly path: readonly PeerId[] }
-  | { readonly op: 'adopt', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet, /** bw(child,parent) as the child measured it (bandwidth tree; 0 otherwise). */ readonly bw: number }
+  | { readonly op: 'adopt', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet, /** bw(child,parent) as the child measured it (bandwidth tree; 0 otherwise). */ readonly bw: number, readonly entries?: readonly TreeEntry[] }
   /** Child to its old parent: remove me from your children. */
   | { readonly op: 'detach', readonly kind: TreeKind, readonly root: PeerId }
   /** To a peer that thinks it is our child: it is not (we do not know that tree). */
   | { readonly op: 'disown', readonly kind: TreeKind, readonly root: PeerId }
   | { readonly op: 'unlock', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId }
-  | { readonly op: 'reach', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet }
+  /** The subtree's reach, and on bandwidth trees its cluster entries (absent: none). */
+  | { readonly op: 'reach', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet, readonly entries?: readonly TreeEntry[] }
   | { readonly op: 'metric', readonly kind: TreeKind, readonly root: PeerId, readonly value: number }

@@ -6,7 +6,9 @@
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { TreeKind } from './tree-kind.ts'
-import type { TreeOp } from './tree-ops.ts'
+import { ROOT_EST_BYTES_PER_SEC } from './parent-rules.ts'
+import { NO_ENTRIES } from './tree-entries.ts'
+import type { ProbeTreeEntry, TreeEntry, TreeOp } from './tree-ops.ts'
 
 /** A parent change under way. */
 export interface PendingAttach { id: number, candidate: PeerId, rttMs: number, bw: number, metric: number, linkEst: number, sentAt: number, short: boolean }
@@ -53,6 +55,12 @@ export interface TreeState {
   sentReach: IntervalSet | null
   /** Metric last sent to the children. */
   sentMetric: number
+  /** Bandwidth tree: this peer's link to its parent is far (trees/tree-entries.ts). */
+  entry: boolean
+  /** Bandwidth tree: the cluster entries each child reported below it (children with none are absent). */
+  readonly childEntries: Map<PeerId, readonly TreeEntry[]>
+  /** The entries last reported to the parent. */
+  sentEntries: readonly TreeEntry[]
   /** Checks passing through this peer, by `origin#id`. */
   readonly locks: Map<string, Lock>
   /**
@@ -113,4 +121,88 @@ export function forwardedChecksFailed (st: TreeState): Array<{ to: PeerId, op: T
     out.push({ to: lock.origin, op: { op: 'result', kind: st.kind, root: st.root, id: lock.id, ok: false, dist: 0, path: [...lock.forwarded] } })
   }
   return out
+}
+
+/** A peer's state for every tree, as a probe reply carries it (both kinds of a root exist together). */
+export function probeEntriesOf (byKind: Readonly<Record<TreeKind, ReadonlyMap<PeerId, TreeState>>>, self: PeerId): ProbeTreeEntry[] {
+  const out: ProbeTreeEntry[] = []
+  for (const [root, lat] of byKind.lat) {
+    const bw = byKind.bw.get(root) as TreeState
+    const isRoot = root === self
+    const dist = (isRoot || lat.parent !== null) && Number.isFinite(lat.metric) ? lat.metric : -1
+    const est = isRoot || bw.parent !== null ? bw.metric : -1
+    out.push({ root, dist, est, latChildren: lat.children.size, bwChildren: bw.children.size })
+  }
+  return out
+}
+
+/** No children, no locks, no unanswered candidate locks: no peer has this one as its parent. */
+export function isLeaf (st: TreeState): boolean {
+  return st.children.size === 0 && st.locks.size === 0 && st.unanswered.size === 0
+}
+
+/**
+ * A lock (`origin#id`) or a former child (`id` null, see childKey) is answered: forgets it
+ * in a tree or a tombstone (the key is built only when there is something to forget).
+ * Returns true when nothing is left held there.
+ */
+export function forgetAnswered (held: Tombstone, origin: PeerId, id: number | null): boolean {
+  if (held.unanswered.size === 0 && (id === null || held.locks.size === 0)) return held.locks.size === 0
+  const key = id === null ? childKey(origin) : lockKey(origin, id)
+  held.locks.delete(key)
+  held.unanswered.delete(key)
+  return held.locks.size === 0 && held.unanswered.size === 0
+}
+
+/**
+ * Drops what timed out in `st`: a parent change pending for longer than the lock timeout
+ * (returning the unlock its candidate must be sent: the change will never commit), and
+ * expired locks (a candidate lock whose origin never answered becomes `unanswered`).
+ */
+export function expireLocks (st: TreeState, now: number, lockTimeoutMs: number, self: PeerId): { to: PeerId, op: TreeOp } | null {
+  let unlock: { to: PeerId, op: TreeOp } | null = null
+  if (st.pending !== null && now - st.pending.sentAt > lockTimeoutMs) {
+    unlock = { to: st.pending.candidate, op: { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: self } }
+    st.pending = null
+  }
+  if (st.locks.size === 0) return unlock
+  for (const [k, lock] of st.locks) {
+    if (lock.expiresAt > now) continue
+    st.locks.delete(k)
+    if (lock.candidate) st.unanswered.set(k, lock.origin)
+  }
+  return unlock
+}
+
+/** A fresh tree of `root`, parent-less (unless this peer is its root), starting from a dropped tree's tombstone if any. */
+export function newTreeState (kind: TreeKind, root: PeerId, isRoot: boolean, owned: IntervalSet, tomb: Tombstone | undefined): TreeState {
+  return {
+    kind,
+    root,
+    parent: null,
+    parentRttMs: Infinity,
+    linkEst: 0,
+    metric: isRoot ? (kind === 'lat' ? 0 : ROOT_EST_BYTES_PER_SEC) : noParentMetric(kind),
+    children: new Map(),
+    childBw: new Map(),
+    sentChildEst: new Map(),
+    reach: owned,
+    reachStale: false,
+    sentReach: null,
+    sentMetric: NaN,
+    entry: false,
+    childEntries: new Map(),
+    sentEntries: NO_ENTRIES,
+    locks: tomb?.locks ?? new Map(),
+    unanswered: tomb?.unanswered ?? new Map(),
+    pending: null,
+    refused: null
+  }
+}
+
+/** Children plus adoptions under way (candidate locks held here) in `st`. */
+export function bwLoad (st: TreeState): number {
+  let n = st.children.size
+  if (st.locks.size > 0) for (const lock of st.locks.values()) if (lock.candidate && !st.children.has(lock.origin)) n++
+  return n
 }

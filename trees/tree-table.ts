@@ -25,11 +25,12 @@
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import type { ProbeTreeEntry, TreeOp } from './tree-ops.ts'
-import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC } from './parent-rules.ts'
+import type { ProbeTreeEntry, TreeEntry, TreeOp } from './tree-ops.ts'
+import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
-import { childKey, closeEnough, forgetOrigin, forwardedChecksFailed, lockKey, noParentMetric, type Tombstone, type TreeState } from './tree-state.ts'
+import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forwardedChecksFailed, isLeaf, lockKey, noParentMetric, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
+import { hasEntries, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries } from './tree-entries.ts'
 
 export type { TreeState } from './tree-state.ts'
 
@@ -52,6 +53,8 @@ export interface TreeHost {
   latParentDist? (now: number, root: PeerId, parentRttMs: number, parentDistMs: number): void
   /** Some tree got much better (trees/tree-news.ts): called from `flush`, at most once per call. */
   treeNews? (): void
+  /** The RTT from which a link counts as far (a cluster crossing; trees/tree-entries.ts); Infinity or absent: none is. */
+  farRttMs? (): number
 }
 
 /** Counters of tree activity. */
@@ -70,11 +73,17 @@ export class TreeTable {
   /** What probeEntries returned, while no tree changed since (replies are frequent). */
   private entries: ProbeTreeEntry[] | null = null
   private readonly news = new TreeNews()
+  /** The far-link RTT the entry flags were judged with (refreshEntries). */
+  private farMs = Infinity
   /** Locks and unanswered children of dropped trees, by kind then root (see the file comment). */
   private readonly tombstones: Record<TreeKind, Map<PeerId, Tombstone>> = { lat: new Map(), bw: new Map() }
   readonly stats: TreeStats = { parentChanges: 0, checksRejected: 0, attachesAborted: 0 }
 
-  constructor (private readonly host: TreeHost, private readonly lockTimeoutMs: number, private readonly tieTolerance = 0) {}
+  /**
+   * @param bwMaxChildren - a bandwidth-tree candidate with this many children already is
+   * not taken as a parent (0: no limit, as in 003)
+   */
+  constructor (private readonly host: TreeHost, private readonly lockTimeoutMs: number, private readonly tieTolerance = 0, private readonly bwMaxChildren = 0) {}
 
   /** The tree of `root` of this kind, if known. */
   get (kind: TreeKind, root: PeerId): TreeState | undefined {
@@ -96,25 +105,7 @@ export class TreeTable {
       const tomb = this.tombstones[kind].get(root)
       this.tombstones[kind].delete(root)
       this.entries = null
-      trees.set(root, {
-        kind,
-        root,
-        parent: null,
-        parentRttMs: Infinity,
-        linkEst: 0,
-        metric: isRoot ? (kind === 'lat' ? 0 : ROOT_EST_BYTES_PER_SEC) : noParentMetric(kind),
-        children: new Map(),
-        childBw: new Map(),
-        sentChildEst: new Map(),
-        reach: this.host.owned(),
-        reachStale: false,
-        sentReach: null,
-        sentMetric: NaN,
-        locks: tomb?.locks ?? new Map(),
-        unanswered: tomb?.unanswered ?? new Map(),
-        pending: null,
-        refused: null
-      })
+      trees.set(root, newTreeState(kind, root, isRoot, this.host.owned(), tomb))
     }
   }
 
@@ -202,18 +193,8 @@ export class TreeTable {
 
   /** This peer's state for every tree, as carried in a probe reply (shared: do not modify). */
   probeEntries (): readonly ProbeTreeEntry[] {
-    if (this.entries !== null) return this.entries
-    // Both kinds of tree of a root are created and dropped together (ensureRoot, removeRoot).
-    const out: ProbeTreeEntry[] = []
-    for (const [root, lat] of this.byKind.lat) {
-      const bw = this.byKind.bw.get(root) as TreeState
-      const isRoot = root === this.host.self
-      const dist = (isRoot || lat.parent !== null) && Number.isFinite(lat.metric) ? lat.metric : -1
-      const est = isRoot || bw.parent !== null ? bw.metric : -1
-      out.push({ root, dist, est, latChildren: lat.children.size, bwChildren: bw.children.size })
-    }
-    this.entries = out
-    return out
+    this.entries ??= probeEntriesOf(this.byKind, this.host.self)
+    return this.entries
   }
 
   /**
@@ -258,9 +239,10 @@ export class TreeTable {
     const linkEst = bwBytesPerSec / Math.max(1, e.bwChildren + (isChild ? 0 : 1))
     const est = bandwidthEstimate(e.est, bwBytesPerSec, e.bwChildren, isChild)
     if (isChild) {
-      if (est >= 0) { st.parentRttMs = rttMs; st.linkEst = linkEst; st.metric = est; this.touch(st) }
+      if (est >= 0) { st.parentRttMs = rttMs; st.entry = this.isFar(rttMs); st.linkEst = linkEst; st.metric = est; this.touch(st) }
       return false
     }
+    if (this.bwMaxChildren > 0 && e.bwChildren >= this.bwMaxChildren) return false
     if (!bandwidthPrefers(st.parent !== null, st.metric, est, st.parentRttMs, rttMs, this.tieTolerance)) return false
     this.startAttach(now, st, cand, rttMs, bwBytesPerSec, est, linkEst)
     return true
@@ -278,6 +260,7 @@ export class TreeTable {
         if (st === undefined) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); return }
         st.children.set(from, op.reach)
         st.childBw.set(from, op.bw)
+        setChildEntries(st, from, op.entries)
         this.recomputeReach(st)
         return
       case 'detach':
@@ -297,6 +280,7 @@ export class TreeTable {
       case 'reach':
         if (st === undefined || !st.children.has(from)) return
         st.children.set(from, op.reach)
+        setChildEntries(st, from, op.entries)
         this.recomputeReach(st)
         return
       case 'metric':
@@ -318,6 +302,7 @@ export class TreeTable {
    * children. Called once per handled event so updates batch per neighbour.
    */
   flush (): void {
+    this.refreshEntries()
     if (this.dirty.size === 0) return
     const dirty = [...this.dirty]
     this.dirty.clear()
@@ -326,9 +311,14 @@ export class TreeTable {
       if (this.byKind[st.kind].get(st.root) !== st) continue
       if (this.news.observe(st, st.parent !== null)) news = true
       const reach = this.freshReach(st)
-      if (st.parent !== null && (st.sentReach === null || !st.sentReach.equals(reach))) {
-        st.sentReach = reach
-        this.host.sendOp(st.parent, { op: 'reach', kind: st.kind, root: st.root, reach })
+      if (st.parent !== null) {
+        const entries = this.entriesOf(st)
+        const entriesChanged = !sameEntries(entries, st.sentEntries)
+        if (st.sentReach === null || !st.sentReach.equals(reach) || entriesChanged) {
+          st.sentReach = reach
+          st.sentEntries = entries
+          this.host.sendOp(st.parent, entries.length === 0 ? { op: 'reach', kind: st.kind, root: st.root, reach } : { op: 'reach', kind: st.kind, root: st.root, reach, entries })
+        }
       }
       const connected = st.root === this.host.self || st.parent !== null
       if (!connected || st.children.size === 0) continue
@@ -372,12 +362,43 @@ export class TreeTable {
   private dropChild (st: TreeState, child: PeerId): void {
     st.childBw.delete(child)
     st.sentChildEst.delete(child)
+    st.childEntries.delete(child)
+  }
+
+  /** Whether a link of this RTT is far: a cluster crossing. */
+  private isFar (rttMs: number): boolean {
+    return rttMs >= (this.host.farRttMs?.() ?? Infinity)
+  }
+
+  /** The cluster entries of this peer's subtree in `st` (none outside bandwidth trees). */
+  private entriesOf (st: TreeState): readonly TreeEntry[] {
+    return hasEntries(st) ? subtreeEntries(this.host.self, st.entry, this.freshReach(st), st.childEntries.values()) : NO_ENTRIES
+  }
+
+  /**
+   * Where this peer's own bandwidth tree crosses into other clusters: one entry per
+   * wide-area edge, each with the virtual nodes its side reaches (overlay/stripes.ts).
+   */
+  stripeEntries (): readonly TreeEntry[] {
+    const st = this.byKind.bw.get(this.host.self)
+    return st === undefined ? NO_ENTRIES : this.entriesOf(st)
+  }
+
+  /** When what counts as far changed (a nearer peer was measured), every bandwidth tree's parent link is judged again. */
+  private refreshEntries (): void {
+    const far = this.host.farRttMs?.() ?? Infinity
+    if (far === this.farMs) return
+    this.farMs = far
+    for (const st of this.byKind.bw.values()) {
+      const entry = st.parent !== null && st.parentRttMs >= far
+      if (entry !== st.entry) { st.entry = entry; this.touch(st) }
+    }
   }
 
   private startAttach (now: number, st: TreeState, cand: PeerId, rttMs: number, bw: number, metric: number, linkEst: number): void {
     const id = this.nextId++
     // judge() only starts a change when this tree has no locks, so this is the whole test.
-    const short = this.isLeaf(st)
+    const short = isLeaf(st)
     st.pending = { id, candidate: cand, rttMs, bw, metric, linkEst, sentAt: now, short }
     const check = { op: 'check', kind: st.kind, root: st.root, id, origin: this.host.self, dist: 0, path: [] } as const
     this.host.sendOp(cand, short ? { ...check, short: true } : check)
@@ -391,6 +412,8 @@ export class TreeTable {
     }
     if (op.origin === self) { reject(); return }
     const candidate = op.path.length === 0
+    // A full bandwidth-tree parent (children and adoptions under way) refuses more.
+    if (candidate && st !== undefined && st.kind === 'bw' && this.bwMaxChildren > 0 && !st.children.has(op.origin) && bwLoad(st) >= this.bwMaxChildren) { reject(); return }
     if (op.root === self) {
       // The root itself is never locked: it has no parent to change in its own tree.
       this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: true, dist: op.dist, path: op.path })
@@ -418,18 +441,22 @@ export class TreeTable {
     this.expire(st, now)
     // A short check stays valid only while this peer has no descendants: a child that
     // committed meanwhile (its lock already released) may be an ancestor of the candidate.
-    if (st.locks.size > 0 || (p.short && !this.isLeaf(st)) || now - p.sentAt > this.lockTimeoutMs / 2 || !this.host.isAlive(p.candidate)) {
+    if (st.locks.size > 0 || (p.short && !isLeaf(st)) || now - p.sentAt > this.lockTimeoutMs / 2 || !this.host.isAlive(p.candidate)) {
       this.stats.attachesAborted++
       return
     }
     const old = st.parent
     st.parentRttMs = p.rttMs
+    st.entry = st.kind === 'bw' && this.isFar(p.rttMs)
     st.linkEst = p.linkEst
     st.metric = st.kind === 'lat' ? op.dist + p.rttMs : p.metric
     this.touch(st)
     this.setParent(st, p.candidate)
     st.sentReach = this.freshReach(st)
-    this.host.sendOp(p.candidate, { op: 'adopt', kind: st.kind, root: st.root, reach: st.sentReach, bw: p.bw })
+    st.sentEntries = this.entriesOf(st)
+    this.host.sendOp(p.candidate, st.sentEntries.length === 0
+      ? { op: 'adopt', kind: st.kind, root: st.root, reach: st.sentReach, bw: p.bw }
+      : { op: 'adopt', kind: st.kind, root: st.root, reach: st.sentReach, bw: p.bw, entries: st.sentEntries })
     if (old !== null && old !== p.candidate) this.host.sendOp(old, { op: 'detach', kind: st.kind, root: st.root })
     if (st.kind === 'lat' && p.candidate !== st.root) this.host.latParentDist?.(now, st.root, p.rttMs, op.dist)
   }
@@ -440,16 +467,7 @@ export class TreeTable {
    */
   private answered (st: TreeState | undefined, kind: TreeKind, root: PeerId, origin: PeerId, id: number | null): void {
     const held = st ?? this.tombstones[kind].get(root)
-    if (held === undefined || (held.unanswered.size === 0 && (id === null || held.locks.size === 0))) return
-    const key = id === null ? childKey(origin) : lockKey(origin, id)
-    held.locks.delete(key)
-    held.unanswered.delete(key)
-    if (st === undefined && held.locks.size === 0 && held.unanswered.size === 0) this.tombstones[kind].delete(root)
-  }
-
-  /** No children, no locks, no unanswered candidate locks: no peer has this one as its parent. */
-  private isLeaf (st: TreeState): boolean {
-    return st.children.size === 0 && st.locks.size === 0 && st.unanswered.size === 0
+    if (held !== undefined && forgetAnswered(held, origin, id) && st === undefined) this.tombstones[kind].delete(root)
   }
 
   private setParent (st: TreeState, parent: PeerId | null): void {
@@ -462,6 +480,8 @@ export class TreeTable {
       st.metric = noParentMetric(st.kind)
       st.parentRttMs = Infinity
       st.sentReach = null
+      st.entry = false
+      st.sentEntries = NO_ENTRIES
     }
     this.stats.parentChanges++
     this.host.parentChanged(st.kind, st.root, parent)
@@ -482,16 +502,7 @@ export class TreeTable {
   }
 
   private expire (st: TreeState, now: number): void {
-    if (st.pending !== null && now - st.pending.sentAt > this.lockTimeoutMs) {
-      // Given up: this change will never commit, so the candidate may forget its lock.
-      this.host.sendOp(st.pending.candidate, { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: this.host.self })
-      st.pending = null
-    }
-    if (st.locks.size === 0) return
-    for (const [k, lock] of st.locks) {
-      if (lock.expiresAt > now) continue
-      st.locks.delete(k)
-      if (lock.candidate) st.unanswered.set(k, lock.origin)
-    }
+    const unlock = expireLocks(st, now, this.lockTimeoutMs, this.host.self)
+    if (unlock !== null) this.host.sendOp(unlock.to, unlock.op)
   }
 }

@@ -292,7 +292,7 @@ export class LiveRun {
     const tree = a.tree !== undefined && a.tree !== 'auto' ? a.tree : a.bytes >= switchPoint ? 'bw' : 'lat'
     const startMs = this.now()
     const h = node.startBroadcast(payload, { mode: a.tree ?? 'auto' })
-    this.bcasts.set(h.id, { id: h.id, root: p.name, bytes: a.bytes, tree, startMs, doneAtRootMs: null, fallback: 0, messages: 0, bytesSent: 0, backToBack: null })
+    this.bcasts.set(h.id, { id: h.id, root: p.name, bytes: a.bytes, tree, startMs, doneAtRootMs: null, fallback: 0, messages: 0, bytesSent: 0, streams: 0, stripes: 0, backToBack: null })
     this.tracker.expect(h.id, payload)
     await h.sent
   }

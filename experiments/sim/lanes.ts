@@ -7,6 +7,7 @@
  * like a dead peer).
  */
 import type { Message } from '../../overlay/messages.ts'
+import { streamChunkCount } from '../../overlay/stripes.ts'
 
 /** The control lane (one stream per neighbour on the node). */
 export const CONTROL_LANE = 0
@@ -25,7 +26,9 @@ export class StreamLanes {
     if (msg.open !== undefined) {
       if (msg.open.chunkCount <= 1) return CONTROL_LANE
       if (this.open.size >= MAX_OPEN) this.open.delete(this.open.keys().next().value as string)
-      this.open.set(key, msg.open.chunkCount - 1)
+      // A stripe's stream carries only its stripe's chunks (overlay/stripes.ts).
+      const rest = streamChunkCount(msg.open) - 1
+      if (rest > 0) this.open.set(key, rest)
       return BULK_LANE
     }
     const left = this.open.get(key)

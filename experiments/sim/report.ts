@@ -5,7 +5,7 @@ import type { DeliveryRecord } from './checker.ts'
 import type { Action } from './scenario.ts'
 
 /** What the simulator tracks of a broadcast it started. */
-export interface BcastTrack { id: string, root: string, bytes: number, tree: string, startMs: number, doneAtRootMs: number | null, fallback: number, messages: number, bytesSent: number, backToBack: Extract<Action, { do: 'broadcast' }> | null }
+export interface BcastTrack { id: string, root: string, bytes: number, tree: string, startMs: number, doneAtRootMs: number | null, fallback: number, messages: number, bytesSent: number, streams: number, stripes: number, backToBack: Extract<Action, { do: 'broadcast' }> | null }
 /** What the simulator tracks of a reduction it started. */
 export interface RedTrack { id: string, root: string, op: string, length: number, startMs: number, endMs: number | null, correct: boolean, complete: boolean, collective?: { callers: number } }
 
@@ -53,7 +53,9 @@ export function buildReport (x: ReportInput): SimReport {
       duplicates: d?.duplicates ?? 0,
       fallbackSends: b.fallback,
       messages: b.messages,
-      bytesSent: b.bytesSent
+      bytesSent: b.bytesSent,
+      streams: b.streams,
+      stripes: b.stripes
     }
   })
   const reductions: ReductionReport[] = x.reductions.map((r) => ({
@@ -109,6 +111,10 @@ export interface BroadcastReport {
   fallbackSends: number
   messages: number
   bytesSent: number
+  /** Streams opened (each acknowledged once): one per non-root peer on a stable tree, more when striped. */
+  streams: number
+  /** Stripes the root dealt the payload into (1: not striped; overlay/stripes.ts). */
+  stripes: number
 }
 
 export interface ReductionReport {

@@ -22,7 +22,11 @@ export class StreamTraffic {
         id = msg.open.id
         this.streamIds.set(key, id)
         const b = this.bcasts.get(id)
-        if (b !== undefined && msg.open.fallback) b.fallback++
+        if (b !== undefined) {
+          b.streams++
+          b.stripes = Math.max(b.stripes, msg.open.stripes ?? 1)
+          if (msg.open.fallback) b.fallback++
+        }
       } else {
         id = this.streamIds.get(key)
       }

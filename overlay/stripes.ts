@@ -1,0 +1,125 @@
+/**
+ * Striped broadcasts: one long broadcast over several wide-area paths at once.
+ *
+ * A bandwidth tree enters each other cluster through one wide-area edge, so a broadcast
+ * along it gets one wide-area link's rate into every cluster: a third of the minimum cut
+ * with four equal clusters, whose peers could also be fed through the two other clusters'
+ * links (fig7; Edmonds' branching theorem says a broadcast can run at the minimum cut by
+ * packing spanning arborescences). With the tree's cluster entries known at the root
+ * (trees/tree-entries.ts: e_1..e_k, each with the virtual nodes its cluster's part of the
+ * tree reaches, R_1..R_k), the root deals the chunks into k stripes, chunk i into stripe
+ * i mod k, and:
+ *
+ * - sends every chunk along its own tree for its own cluster's part (the header minus
+ *   R_1..R_k), as an unstriped broadcast;
+ * - sends stripe j straight to e_j with the header R_1 ∪ … ∪ R_k, telling it to relay
+ *   R_m to e_m for every m ≠ j;
+ * - each entry routes what it gets for its own cluster down its part of the tree.
+ *
+ * Stripe j thus crosses the link from the root's cluster to cluster j once, and the links
+ * from cluster j to every other cluster once: every directed wide-area link carries one
+ * stripe, and every cluster receives k stripes through k links. Inside a cluster every
+ * stripe follows the same tree, so its peers forward k times a stripe's rate: the
+ * bandwidth tree's fan-out is capped (`bwMaxChildren`).
+ *
+ * Correctness does not depend on the plan being right: each stripe is routed by 003's
+ * header rules (a part that an entry's subtree no longer reaches goes on by rule III), the
+ * stripes of one broadcast share one transfer (its delivered sets, its custody), and a
+ * peer delivers its virtual nodes once it holds every chunk. A part a peer passes on when
+ * it hands its virtual nodes over goes with every chunk, whatever stripe brought it.
+ */
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import type { TreeEntry } from '../trees/tree-ops.ts'
+import type { StreamOpen, StripeRelay } from './messages.ts'
+import type { Route, Transfer } from './streams.ts'
+
+/** Most stripes one broadcast is dealt into (and most relays a stream names). */
+export const MAX_STRIPES = 16
+
+/** Number of chunks of stripe `stripe` when `chunkCount` chunks are dealt into `stripes`. */
+export function stripeChunkCount (chunkCount: number, stripes: number, stripe: number): number {
+  if (stripe >= chunkCount) return 0
+  return Math.floor((chunkCount - 1 - stripe) / stripes) + 1
+}
+
+/** The chunks a stream opened with `open` carries: all of them, or its stripe's. */
+export function streamChunkCount (open: Pick<StreamOpen, 'chunkCount' | 'stripes' | 'stripe'>): number {
+  return open.stripe === undefined ? open.chunkCount : stripeChunkCount(open.chunkCount, open.stripes ?? 1, open.stripe)
+}
+
+/** The index of the last chunk a stream opened with `open` carries (-1: none). */
+export function streamLastIndex (open: Pick<StreamOpen, 'chunkCount' | 'stripes' | 'stripe'>): number {
+  if (open.stripe === undefined) return open.chunkCount - 1
+  const n = stripeChunkCount(open.chunkCount, open.stripes ?? 1, open.stripe)
+  return n === 0 ? -1 : open.stripe + (n - 1) * (open.stripes ?? 1)
+}
+
+/** A striped broadcast as its origin sends it. */
+export interface StripePlan {
+  /** What the origin routes along its own tree with every chunk: its own cluster's part. */
+  readonly local: IntervalSet
+  /** Stripe j: the entry it goes to first, the header it carries there, and what that entry relays. */
+  readonly stripes: ReadonlyArray<{ readonly to: PeerId, readonly header: IntervalSet, readonly relay: readonly StripeRelay[] }>
+}
+
+/**
+ * Plans a striped broadcast of `header` from this peer (`own`: its virtual nodes), given
+ * its bandwidth tree's cluster entries. Entries that are gone, this peer, or whose part of
+ * `header` is empty are skipped, and parts are made disjoint (first entry first: reports
+ * under way may overlap). Null when fewer than two parts remain, or more than `maxStripes`:
+ * then the tree alone carries it.
+ */
+export function planStripes (header: IntervalSet, own: IntervalSet, entries: readonly TreeEntry[], self: PeerId, isAlive: (p: PeerId) => boolean, maxStripes: number): StripePlan | null {
+  const parts: Array<{ peer: PeerId, part: IntervalSet }> = []
+  let far = IntervalSet.EMPTY
+  for (const e of entries) {
+    if (e.peer === self || !isAlive(e.peer) || parts.some((p) => p.peer === e.peer)) continue
+    const part = e.reach.intersection(header).difference(own).difference(far)
+    if (part.isEmpty) continue
+    parts.push({ peer: e.peer, part })
+    far = far.union(part)
+  }
+  if (parts.length < 2 || parts.length > Math.min(maxStripes, MAX_STRIPES)) return null
+  return {
+    local: header.difference(far),
+    stripes: parts.map((p, j) => ({
+      to: p.peer,
+      header: far,
+      relay: parts.filter((_, m) => m !== j).map((q) => ({ to: q.peer, header: q.part }))
+    }))
+  }
+}
+
+/** Whether `t` holds every chunk of `stripe` (undefined: every chunk). */
+export function hasChunks (t: Transfer, stripe: number | undefined): boolean {
+  if (stripe === undefined || t.stripeReceived === null) return t.received === t.chunkCount
+  return t.stripeReceived[stripe] === stripeChunkCount(t.chunkCount, t.stripes, stripe)
+}
+
+/** A remote open's stripe fields make sense: a count of 2..MAX_STRIPES, a stripe below it with chunks, relays only on a stripe. */
+export function validStripes (o: StreamOpen): boolean {
+  if (o.stripes === undefined) return o.stripe === undefined && o.relay === undefined
+  if (!Number.isInteger(o.stripes) || o.stripes < 2 || o.stripes > MAX_STRIPES || o.reduce !== undefined || o.mode === 'direct') return false
+  if (o.stripe !== undefined && (!Number.isInteger(o.stripe) || o.stripe < 0 || o.stripe >= o.stripes || o.stripe >= o.chunkCount)) return false
+  return o.relay === undefined || (o.stripe !== undefined && o.relay.length < MAX_STRIPES)
+}
+
+/** The open of route `r`'s stream. */
+export function openOf (t: Transfer, r: Route, hops: number): StreamOpen {
+  return {
+    id: t.id,
+    origin: t.origin,
+    mode: t.mode,
+    header: r.header,
+    chunkCount: t.chunkCount,
+    totalBytes: t.totalBytes,
+    fallback: r.fallback,
+    hops,
+    ...(t.reduce !== undefined ? { reduce: t.reduce } : {}),
+    ...(r.combine !== undefined ? { combine: r.combine } : {}),
+    ...(t.stripes > 1 ? { stripes: t.stripes } : {}),
+    ...(r.stripe !== undefined ? { stripe: r.stripe } : {}),
+    ...(r.relay !== undefined && r.relay.length > 0 ? { relay: r.relay } : {})
+  }
+}
