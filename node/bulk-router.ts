@@ -5,7 +5,7 @@
  * A single-chunk transfer (a short payload on the latency tree) stays on the control
  * stream, where it pays no stream set-up round trip.
  */
-import { streamLastIndex } from '../overlay/stripes.ts'
+import { streamChunkCount } from '../overlay/stripes.ts'
 import type { Logger, Stream } from '@libp2p/interface'
 import type { ChunkMessage } from '../overlay/messages.ts'
 import { encodeChunkFrame } from './chunk-frame.ts'
@@ -37,7 +37,8 @@ interface BulkOut {
   /** Chunks waiting for the stream to open. */
   waiting: ChunkMessage[]
   waitingBytes: number
-  readonly lastIndex: number
+  /** Chunks the stream carries in all (the last one written closes it). */
+  readonly chunks: number
   readonly upstreams: Set<FrameChannel>
   above: boolean
   lastUsedAt: number
@@ -70,7 +71,7 @@ export class BulkRouter {
     if (b === undefined) {
       if (msg.open === undefined || msg.open.chunkCount <= 1) return false
       if (this.out.size >= this.cfg.maxBulkStreams) return false
-      b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, lastIndex: streamLastIndex(msg.open), upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0, onControl: false }
+      b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, chunks: streamChunkCount(msg.open), upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0, onControl: false }
       this.out.set(key, b)
       void this.open(b)
     }
@@ -214,7 +215,9 @@ export class BulkRouter {
       this.retry(b)
       return
     }
-    if (msg.index === b.lastIndex) {
+    // Its last chunk: the stream carries `chunks` of them, in index order or, for every
+    // chunk of a striped transfer, as its stripes come (overlay/stripes.ts).
+    if (b.history.length === b.chunks && msg === b.history[b.history.length - 1]) {
       b.done = true
       void ch.close().finally(() => { if (this.out.get(b.key) === b) this.drop(b) })
     }

@@ -437,7 +437,8 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     // The segment must exist: k * segment < length.
     return { ...msg, seg: f.int(seg, 'seg', 0, Math.max(0, Math.ceil(msg.length / size) - 1)), segment: size }
   },
-  'reduce-ack': (o, f) => ({ t: 'reduce-ack', id: f.id(own(o, 'id'), 'id'), root: f.peer(own(o, 'root'), 'root'), part: f.set(own(o, 'part'), 'part') })
+  'reduce-ack': (o, f) => ({ t: 'reduce-ack', id: f.id(own(o, 'id'), 'id'), root: f.peer(own(o, 'root'), 'root'), part: f.set(own(o, 'part'), 'part') }),
+  resend: (o, f) => ({ t: 'resend', id: f.id(own(o, 'id'), 'id') })
 }
 
 /**

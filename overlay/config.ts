@@ -103,7 +103,13 @@ export const DEFAULT_PROBE_NEAR_FRACTION = 0.75
 export const DEFAULT_PROBE_BANDWIDTH_REUSE_MS = 10_000
 
 /** The near lane starts at most one probe per this many ms. */
-export const DEFAULT_PROBE_NEAR_LANE_GAP_MS = 20
+/**
+ * The near lane starts at most one probe per this many ms. 10 since striped broadcasts
+ * load every wide-area link: the burst's extra probes, drawn by both lanes, end sooner when
+ * the near lane takes more of them (fig9's rejoin 0.85 s at seeds 1-3 instead of 0.95-1.14 s),
+ * for about 30% more probes, most of them light (EXPERIMENTS.md).
+ */
+export const DEFAULT_PROBE_NEAR_LANE_GAP_MS = 10
 export const DEFAULT_TREE_NEWS_GAP_MS = 50
 /** Peers a starting peer pings to find its near peers (overlay/near-survey.ts). */
 export const DEFAULT_NEAR_SURVEY_COUNT = 32
@@ -116,6 +122,12 @@ export const DEFAULT_NEAR_SURVEY_COUNT = 32
 export const DEFAULT_STRIPE_MAX_COUNT = 8
 /** Striping starts at the switch point: every bandwidth-tree broadcast is striped. */
 export const DEFAULT_STRIPE_MIN_BYTES = 256 * 1024
+/**
+ * A peer whose own virtual nodes wait for stripes of a broadcast that brought no chunk
+ * for this long asks the origin for every chunk (overlay/stripes.ts, `resend`): after a
+ * crash, stripes whose custody ended at the crashed peer reach the new owner only so.
+ */
+export const DEFAULT_STRIPE_RESEND_MS = 2000
 /**
  * A bandwidth-tree parent takes at most this many children: striped broadcasts send every
  * stripe along the same tree inside a cluster, so each peer forwards k stripes' worth per
@@ -178,7 +190,7 @@ export interface CoreInit {
   /**
    * The near lane (`probeNearLane`) starts a probe at most once per this many ms: light
    * probes of near peers take about one RTT, and unpaced the lane would ask its
-   * neighbours every millisecond, mostly about trees that had not changed. @default 20
+   * neighbours every millisecond, mostly about trees that had not changed. @default 10
    */
   probeNearLaneGapMs?: number
   /**
@@ -212,6 +224,13 @@ export interface CoreInit {
   stripeMaxCount?: number
   /** Bandwidth-tree broadcasts of at least this many bytes are striped. @default 262144 */
   stripeMinBytes?: number
+  /**
+   * A peer whose own virtual nodes wait for the chunks of a striped broadcast and that got
+   * none for this long asks its origin for all of them, once. A crashed peer may have
+   * ended a stripe's custody after delivering its virtual nodes; their new owner then gets
+   * only the stripes re-routed to it. @default 2000
+   */
+  stripeResendMs?: number
   /**
    * A bandwidth-tree candidate with this many children is not taken as a parent, so a peer
    * forwarding every stripe of a striped broadcast keeps uplink to spare. 0: no limit (003's
@@ -314,6 +333,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     chunkBytes: init.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     stripeMaxCount: init.stripeMaxCount ?? DEFAULT_STRIPE_MAX_COUNT,
     stripeMinBytes: init.stripeMinBytes ?? DEFAULT_STRIPE_MIN_BYTES,
+    stripeResendMs: init.stripeResendMs ?? DEFAULT_STRIPE_RESEND_MS,
     bwMaxChildren: init.bwMaxChildren ?? DEFAULT_BW_MAX_CHILDREN,
     reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
     reduceTimeoutMinMs: init.reduceTimeoutMinMs ?? DEFAULT_REDUCE_TIMEOUT_MIN_MS,
@@ -343,7 +363,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   const positive: Array<keyof CoreConfig> = ['probeBytes', 'probeTimeoutMs', 'switchPointBytes', 'chunkBytes',
     'reduceTimeoutFactor', 'reduceRetryMs', 'reduceMaxDurationMs', 'reduceSegmentBytes', 'reduceMinSegmentBytes', 'failureDetectionTimeoutMs', 'lockTimeoutMs',
     'leaveTimeoutMs', 'maxPayloadBytes', 'dedupeCapacity', 'maxActiveTransfers', 'transferIdleMs', 'maxHops',
-    'maxReduceLength', 'parkRetryMs']
+    'maxReduceLength', 'parkRetryMs', 'stripeResendMs']
   for (const key of positive) {
     const v = c[key]
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new InvalidConfigError(`${key} must be a finite number > 0, got ${String(v)}`)

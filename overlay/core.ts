@@ -250,9 +250,9 @@ export class TreecastCore {
     const totalBytes = chunks.reduce((n, c) => n + c.length, 0)
     const mode: StreamMode = opts.mode === undefined || opts.mode === 'auto' ? (totalBytes >= this.config.switchPointBytes ? 'bw' : 'lat') : opts.mode
     const id = this.newId()
-    const header = IntervalSet.range(0, this.vnodes)
-    const plan = mode === 'bw' && totalBytes >= this.config.stripeMinBytes ? planStripes(header, this.ownership.owned, this.trees.stripeEntries(), this.self, (p) => this.members.isAlive(p), Math.min(this.config.stripeMaxCount, chunks.length)) : null
-    this.streams.originate(now, { id, origin: this.self, mode, chunkCount: chunks.length, totalBytes, ...(plan !== null ? { stripes: plan.stripes.length } : {}) }, header, chunks, plan ?? undefined)
+    const all = IntervalSet.range(0, this.vnodes)
+    const plan = mode === 'bw' && totalBytes >= this.config.stripeMinBytes ? planStripes(all, this.ownership.owned, this.trees.stripeEntries(), this.self, (p) => this.members.isAlive(p), Math.min(this.config.stripeMaxCount, chunks.length)) : null
+    this.streams.originate(now, { id, origin: this.self, mode, chunkCount: chunks.length, totalBytes }, all, chunks, plan ?? undefined)
     this.flush(now)
     return id
   }
@@ -347,6 +347,7 @@ export class TreecastCore {
       case 'tree': for (const op of msg.ops) this.trees.handleOp(now, from, op); break
       case 'chunk': this.streams.onChunk(now, from, msg); break
       case 'ack': this.streams.onAck(from, msg.stream, msg.away === true); break
+      case 'resend': this.streams.onResend(from, msg.id); break
       case 'partial': this.reductions.onPartial(now, from, msg); break
       case 'reduce-ack': this.reductions.onReduceAck(now, from, msg.id, msg.root, msg.part); break
       case 'pull': if (this.ops.has(msg.op) && msg.length <= this.config.maxReduceLength) this.reductions.onPull(msg, this.config.maxHops); else this.reject('bad-pull'); break

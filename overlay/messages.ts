@@ -239,11 +239,17 @@ export interface PullMessage {
   readonly coll?: true
 }
 
+/**
+ * Asks the origin of striped broadcast `id` for every chunk of it: the sender owns virtual
+ * nodes waiting for it and no chunk came for a while (overlay/stripes.ts).
+ */
+export interface ResendMessage { readonly t: 'resend', readonly id: string }
+
 /** Every message a core sends or receives. */
 export type Message =
   | JoinMessage | SyncMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage | ClaimAckMessage
   | PingMessage | PongMessage | ProbeRequestMessage | ProbeReplyMessage | OfferMessage
-  | TreeMessage | ChunkMessage | AckMessage | PartialMessage | PullMessage | ReduceAckMessage
+  | TreeMessage | ChunkMessage | AckMessage | PartialMessage | PullMessage | ReduceAckMessage | ResendMessage
 
 /** The message type tags. */
 export type MessageType = Message['t']

@@ -44,6 +44,12 @@ export interface Route {
   readonly incoming: Incoming
   /** The next chunk index to send (steps by the stripe count on a striped route). */
   next: number
+  /**
+   * A route of every chunk of a striped transfer: the next index per stripe. Its sender may
+   * hold only some stripes (a part it passes on with its virtual nodes, which it had
+   * through one stripe): it sends what it has, in any order, not waiting at a gap.
+   */
+  readonly cursors: number[] | null
   opened: boolean
   acked: boolean
   /** The sibling-combining plan sent to the receiver (reduction starts only). */
@@ -70,8 +76,8 @@ export interface Transfer {
   bytesReceived: number
   /** Stripes the chunks are dealt into (1: not striped). */
   readonly stripes: number
-  /** Chunks received per stripe (striped transfers only). */
-  readonly stripeReceived: number[] | null
+  /** This peer asked the origin for every chunk (overlay/stripes.ts: `resend`). */
+  resendAsked: boolean
 }
 
 /** What the stream engine needs from the peer around it. */

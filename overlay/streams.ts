@@ -20,18 +20,19 @@ export type { Incoming, Route, StreamHost, Transfer } from './stream-state.ts'
 import { DedupeCache } from './dedupe-cache.ts'
 import { EarlyChunks } from './early-chunks.ts'
 import { fallbackGroups } from './fallback-groups.ts'
-import { hasChunks, openOf, validStripes, type StripePlan } from './stripes.ts'
+import { openOf, validStripes, type StripePlan } from './stripes.ts'
 
 /** Incoming streams one collective may have at a peer (re-routes after failures add some). */
 export const MAX_INCOMING_PER_TRANSFER = 256
 
 /** Limits of the stream engine. */
-export interface StreamLimits { maxActiveTransfers: number, maxHops: number, maxPayloadBytes: number, dedupeCapacity: number, transferIdleMs: number, fallbackFanout: number }
+export interface StreamLimits { maxActiveTransfers: number, maxHops: number, maxPayloadBytes: number, dedupeCapacity: number, transferIdleMs: number, fallbackFanout: number, stripeResendMs: number }
 
 /** The stream engine of one peer. */
 export class Streams {
   private readonly transfers = new Map<string, Transfer>()
-  private readonly incomingByKey = new Map<string, Incoming>()
+  /** Incoming streams by sender, then the sender's stream number (no string key per chunk). */
+  private readonly incomingBy = new Map<PeerId, Map<number, Incoming>>()
   private readonly outgoing = new Map<number, Route>()
   private readonly owners = new Map<Incoming, Transfer>()
   private readonly early = new EarlyChunks()
@@ -47,16 +48,16 @@ export class Streams {
 
   /**
    * Starts a stream at its origin, reaching `header`; with a stripe plan (a striped
-   * broadcast, `open.stripes` stripes; overlay/stripes.ts), the plan's local part goes
-   * along the tree and each stripe to its cluster entry.
+   * broadcast; overlay/stripes.ts), the plan's local part goes along the tree and each
+   * stripe to its cluster entry.
    */
-  originate (now: number, open: Omit<StreamOpen, 'hops' | 'fallback' | 'header'>, header: IntervalSet, chunks: Uint8Array[], plan?: StripePlan): Transfer {
-    const t = this.newTransfer(now, open)
+  originate (now: number, open: Omit<StreamOpen, 'hops' | 'fallback' | 'header' | 'stripes'>, header: IntervalSet, chunks: Uint8Array[], plan?: StripePlan): Transfer {
+    const t = this.newTransfer(now, plan === undefined ? open : { ...open, stripes: plan.stripes.length })
     chunks.forEach((c, i) => { t.chunks[i] = c; t.bytesReceived += c.length })
     t.received = chunks.length
     const inc = newIncoming(null, 0, 0)
     t.incoming.push(inc)
-    if (plan === undefined || t.stripes !== plan.stripes.length) {
+    if (plan === undefined) {
       this.route(t, inc, header, undefined)
     } else {
       this.route(t, inc, plan.local, undefined)
@@ -69,8 +70,7 @@ export class Streams {
 
   /** Handles a chunk from `from`. */
   onChunk (now: number, from: PeerId, msg: ChunkMessage): void {
-    const key = `${from}#${msg.stream}`
-    let inc = this.incomingByKey.get(key)
+    let inc = this.incomingBy.get(from)?.get(msg.stream)
     let t: Transfer | undefined
     let early: ChunkMessage[] = []
     if (msg.open !== undefined) {
@@ -93,13 +93,15 @@ export class Streams {
       inc = newIncoming(from, msg.stream, o.hops, o.combine, o.stripe, o.relay)
       t.incoming.push(inc)
       this.owners.set(inc, t)
-      this.incomingByKey.set(key, inc)
+      let byStream = this.incomingBy.get(from)
+      if (byStream === undefined) { byStream = new Map(); this.incomingBy.set(from, byStream) }
+      byStream.set(msg.stream, inc)
       this.route(t, inc, o.header, inc.stripe)
       // Chunks of this stream that overtook its opening one (early-chunks.ts), after this one.
-      early = this.early.take(key)
+      if (this.early.streams > 0) early = this.early.take(`${from}#${msg.stream}`)
     } else {
       if (inc === undefined) {
-        if (this.early.hold(now, key, msg)) this.host.wantPark()
+        if (this.early.hold(now, `${from}#${msg.stream}`, msg)) this.host.wantPark()
         else this.host.reject('unknown-stream')
         return
       }
@@ -113,7 +115,6 @@ export class Streams {
       t.chunks[msg.index] = msg.data
       t.bytesReceived += msg.data.length
       t.received++
-      if (t.stripeReceived !== null) { const k = msg.index % t.stripes; t.stripeReceived[k] = (t.stripeReceived[k] ?? 0) + 1 }
       // Every chunk is in but the bytes fall short of what the opening chunk announced: a
       // faulty sender. Delivering it would hand the application a truncated payload.
       if (t.received === t.chunkCount && t.bytesReceived !== t.totalBytes) { this.host.reject('payload-short'); this.drop(t); return }
@@ -175,9 +176,31 @@ export class Streams {
     for (const t of [...this.transfers.values()]) {
       if (this.retryWaits(t)) { this.pump(t); this.complete(t) }
       if (t.incoming.some((i) => !i.wait.isEmpty)) parked = true
+      if (this.starving(t)) {
+        parked = true
+        if (!t.resendAsked && now - t.lastActivity >= this.limits.stripeResendMs && this.host.isAlive(t.origin)) {
+          t.resendAsked = true
+          this.host.send(t.origin, { t: 'resend', id: t.id })
+        }
+      }
       if (now - t.lastActivity > this.limits.transferIdleMs) this.drop(t)
     }
     return parked
+  }
+
+  /**
+   * A peer asks for every chunk of a striped broadcast started here (it waits with virtual
+   * nodes of its own for stripes that no stream brings it: their custody ended at a peer
+   * that crashed after delivering them, and it took the virtual nodes over). Answered with
+   * a stream of every chunk and an empty header, once per asker; anything else is rejected.
+   */
+  onResend (from: PeerId, id: string): void {
+    const t = this.transfers.get(id)
+    const inc = t?.incoming.find((i) => i.from === null)
+    if (t === undefined || inc === undefined || t.origin !== this.host.self || t.stripes < 2) { this.host.reject('unknown-resend'); return }
+    if (inc.routes.some((r) => r.to === from && r.header.isEmpty)) return
+    this.addRoute(t, inc, from, IntervalSet.EMPTY, false, undefined)
+    this.pump(t)
   }
 
   /** Whether some peer has unacknowledged data from here (awaitedPeers not empty). */
@@ -225,7 +248,7 @@ export class Streams {
       fallbackSends: 0,
       bytesReceived: 0,
       stripes: o.stripes ?? 1,
-      stripeReceived: (o.stripes ?? 1) > 1 ? new Array<number>(o.stripes ?? 1).fill(0) : null
+      resendAsked: false
     }
     this.transfers.set(t.id, t)
     return t
@@ -248,6 +271,8 @@ export class Streams {
     const undelivered = mine.difference(this.delivered.get(t.id))
     const fresh = undelivered.difference(pendingAll)
     inc.pending = inc.pending.union(fresh)
+    // Waiting for the other stripes: the park timer watches that they come (tick, `resend`).
+    if (!fresh.isEmpty && t.stripes > 1 && t.received < t.chunkCount) this.host.wantPark()
     // Already pending through another stream: this one is not acknowledged before they are
     // delivered (or handed on), or a crash here would lose its chunks (another stripe's).
     const held = undelivered.intersection(pendingAll)
@@ -319,7 +344,7 @@ export class Streams {
   }
 
   private addRoute (t: Transfer, inc: Incoming, to: PeerId, header: IntervalSet, fallback: boolean, stripe: number | undefined, relay?: readonly StripeRelay[]): Route {
-    const r: Route = { to, stream: this.nextStream++, header, fallback, transfer: t, incoming: inc, next: stripe ?? 0, opened: false, acked: false, combine: undefined, stripe, relay }
+    const r: Route = { to, stream: this.nextStream++, header, fallback, transfer: t, incoming: inc, next: stripe ?? 0, cursors: stripe === undefined && t.stripes > 1 ? Array.from({ length: t.stripes }, (_, s) => s) : null, opened: false, acked: false, combine: undefined, stripe, relay }
     if (fallback) t.fallbackSends++
     inc.routes.push(r)
     this.outgoing.set(r.stream, r)
@@ -343,24 +368,37 @@ export class Streams {
     for (const inc of t.incoming) {
       for (const r of inc.routes) {
         if (r.acked) continue
-        const step = r.stripe === undefined ? 1 : t.stripes
-        while (r.next < t.chunkCount) {
-          const data = t.chunks[r.next]
-          if (data === undefined) break
-          const msg: ChunkMessage = r.opened
-            ? { t: 'chunk', stream: r.stream, index: r.next, data }
-            : { t: 'chunk', stream: r.stream, index: r.next, data, open: openOf(t, r, inc.hops + 1) }
-          r.opened = true
-          r.next += step
-          this.host.send(r.to, msg)
+        if (r.cursors === null) {
+          r.next = this.sendFrom(t, r, r.next, r.stripe === undefined ? 1 : t.stripes, inc.hops + 1)
+        } else {
+          for (let s = 0; s < r.cursors.length; s++) r.cursors[s] = this.sendFrom(t, r, r.cursors[s] as number, t.stripes, inc.hops + 1)
         }
       }
     }
   }
 
+  /** A striped transfer here whose own virtual nodes wait for chunks. */
+  private starving (t: Transfer): boolean {
+    return t.stripes > 1 && t.received < t.chunkCount && t.incoming.some((i) => !i.pending.isEmpty)
+  }
+
+  /** Sends `r` the chunks held from index `from` on, `step` apart, up to the first gap; returns where it stopped. */
+  private sendFrom (t: Transfer, r: Route, from: number, step: number, hops: number): number {
+    let i = from
+    for (; i < t.chunkCount; i += step) {
+      const data = t.chunks[i]
+      if (data === undefined) break
+      const msg: ChunkMessage = r.opened
+        ? { t: 'chunk', stream: r.stream, index: i, data }
+        : { t: 'chunk', stream: r.stream, index: i, data, open: openOf(t, r, hops) }
+      r.opened = true
+      this.host.send(r.to, msg)
+    }
+    return i
+  }
+
   /** Delivers what is complete, acknowledges finished incoming streams, forgets finished transfers. */
   private complete (t: Transfer): void {
-    if (t.received < t.chunkCount && t.stripeReceived === null) return
     if (t.received === t.chunkCount) {
       let deliver = IntervalSet.EMPTY
       for (const inc of t.incoming) {
@@ -376,9 +414,12 @@ export class Streams {
     let all = true
     for (const inc of t.incoming) {
       if (inc.acked) continue
-      // Acknowledged once its own virtual nodes are delivered (which takes every chunk),
-      // the chunks it carries are all here, and everything it sent on is acknowledged.
-      if (inc.pending.isEmpty && inc.wait.isEmpty && hasChunks(t, inc.stripe) && inc.routes.every((r) => r.acked) && !this.stillPending(t, inc)) {
+      // Acknowledged once its own virtual nodes are delivered (which takes every chunk) or
+      // handed on, and everything it sent on is acknowledged (which takes the chunks it
+      // carries). A stream with nothing left to do here needs no more of its chunks: the
+      // rest of a part handed on by a peer holding one stripe, say, whose new owner got
+      // the payload another way.
+      if (inc.pending.isEmpty && inc.wait.isEmpty && inc.routes.every((r) => r.acked) && !this.stillPending(t, inc)) {
         inc.acked = true
         if (inc.from === null) this.host.originDone(t)
         else if (t.reduce !== undefined && this.host.partialAway(t, inc.from)) {
@@ -404,7 +445,11 @@ export class Streams {
   private drop (t: Transfer): void {
     this.transfers.delete(t.id)
     for (const inc of t.incoming) {
-      if (inc.from !== null) this.incomingByKey.delete(`${inc.from}#${inc.stream}`)
+      if (inc.from !== null) {
+        const byStream = this.incomingBy.get(inc.from)
+        byStream?.delete(inc.stream)
+        if (byStream?.size === 0) this.incomingBy.delete(inc.from)
+      }
       this.owners.delete(inc)
       for (const r of inc.routes) this.outgoing.delete(r.stream)
     }

@@ -48,13 +48,6 @@ export function streamChunkCount (open: Pick<StreamOpen, 'chunkCount' | 'stripes
   return open.stripe === undefined ? open.chunkCount : stripeChunkCount(open.chunkCount, open.stripes ?? 1, open.stripe)
 }
 
-/** The index of the last chunk a stream opened with `open` carries (-1: none). */
-export function streamLastIndex (open: Pick<StreamOpen, 'chunkCount' | 'stripes' | 'stripe'>): number {
-  if (open.stripe === undefined) return open.chunkCount - 1
-  const n = stripeChunkCount(open.chunkCount, open.stripes ?? 1, open.stripe)
-  return n === 0 ? -1 : open.stripe + (n - 1) * (open.stripes ?? 1)
-}
-
 /** A striped broadcast as its origin sends it. */
 export interface StripePlan {
   /** What the origin routes along its own tree with every chunk: its own cluster's part. */
@@ -89,12 +82,6 @@ export function planStripes (header: IntervalSet, own: IntervalSet, entries: rea
       relay: parts.filter((_, m) => m !== j).map((q) => ({ to: q.peer, header: q.part }))
     }))
   }
-}
-
-/** Whether `t` holds every chunk of `stripe` (undefined: every chunk). */
-export function hasChunks (t: Transfer, stripe: number | undefined): boolean {
-  if (stripe === undefined || t.stripeReceived === null) return t.received === t.chunkCount
-  return t.stripeReceived[stripe] === stripeChunkCount(t.chunkCount, t.stripes, stripe)
 }
 
 /** A remote open's stripe fields make sense: a count of 2..MAX_STRIPES, a stripe below it with chunks, relays only on a stripe. */

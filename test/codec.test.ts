@@ -115,7 +115,8 @@ const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
   ack: { t: 'ack', stream: 5 },
   partial: { t: 'partial', id: 'p1/17', root: 'p1', op: 'sum', covered: S1, value: new Float64Array([1.5, -2, NaN, Infinity, 0]) },
   pull: { t: 'pull', id: 'p1/17', root: 'p1', op: 'max', length: 4096, want: S2, hops: 0 },
-  'reduce-ack': { t: 'reduce-ack', id: 'p1/17', root: 'p1', part: S1 }
+  'reduce-ack': { t: 'reduce-ack', id: 'p1/17', root: 'p1', part: S1 },
+  resend: { t: 'resend', id: 'p1/18' }
 }
 
 describe('round trip', () => {
@@ -281,7 +282,8 @@ const arbMessage: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('pull' as const), id: arbId, root: arbPeer, op: arbOpName, length: fc.nat(100_000), want: arbSet, hops: fc.nat(64), coll: fc.constant(true as const) }, { requiredKeys: ['t', 'id', 'root', 'op', 'length', 'want', 'hops'] }),
   fc.tuple(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 100_000 }), arbId, arbPeer, arbSet).map(([length, segment, id, root, want]) =>
     ({ t: 'pull' as const, id, root, op: 'sum', length, want, hops: 0, seg: Math.ceil(length / segment) - 1, segment })),
-  fc.record({ t: fc.constant('reduce-ack' as const), id: arbId, root: arbPeer, part: arbSet })
+  fc.record({ t: fc.constant('reduce-ack' as const), id: arbId, root: arbPeer, part: arbSet }),
+  fc.record({ t: fc.constant('resend' as const), id: arbId })
 )
 
 const FIELD_NAMES = [

@@ -119,7 +119,9 @@ describe('the survey in the simulator', () => {
       expect(on.violations + off.violations).toBe(0)
       // 64 roots x 3 other clusters: the least possible.
       expect(on).toMatchObject({ lat: 192, bw: 192 })
-      expect(off.bw).toBeGreaterThan(192)
+      // Without it, some tree keeps an extra edge (seed 3: only latency trees since the
+      // bandwidth trees' fan-out limit, `bwMaxChildren`).
+      expect(off.lat + off.bw).toBeGreaterThan(2 * 192)
     }
   }, 120_000)
 })

@@ -40,6 +40,9 @@ function swarmProblems (r: SimReport): string[] {
   if (t.reductionsIncomplete !== 0) out.push(`${t.reductionsIncomplete} reductions incomplete`)
   for (const b of r.broadcasts) if (b.missing !== 0 || b.completeMs === null) out.push(`broadcast ${b.id} (${b.bytes} B from ${b.root} at ${b.startMs} ms) incomplete: ${b.delivered}/${r.vnodes} delivered`)
   if (t.broadcastsComplete !== t.broadcasts) out.push(`${t.broadcasts - t.broadcastsComplete} of ${t.broadcasts} broadcasts incomplete`)
+  // Roots are never removed: each must see its broadcast acknowledged, and no leave may wait for its timeout.
+  for (const b of r.broadcasts) if (b.doneAtRootMs === null) out.push(`broadcast ${b.id} never acknowledged at its root`)
+  if (t.leavesTimedOut !== 0) out.push(`${t.leavesTimedOut} leaves waited for their timeout`)
   return out
 }
 

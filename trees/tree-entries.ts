@@ -9,7 +9,7 @@
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import type { TreeEntry } from './tree-ops.ts'
+import type { TreeEntry, TreeOp } from './tree-ops.ts'
 import type { TreeState } from './tree-state.ts'
 
 /** Entries one subtree reports at most (the rest are dropped: their parts stay with the tree). */
@@ -61,4 +61,19 @@ export function hasEntries (st: TreeState): boolean {
 export function setChildEntries (st: TreeState, child: PeerId, entries: readonly TreeEntry[] | undefined): void {
   if (entries === undefined || entries.length === 0 || st.kind !== 'bw') st.childEntries.delete(child)
   else st.childEntries.set(child, entries)
+}
+
+/** Judges every tree's parent link against `farMs` again; returns the trees whose entry flag changed. */
+export function judgeEntryLinks (trees: Iterable<TreeState>, farMs: number): TreeState[] {
+  const changed: TreeState[] = []
+  for (const st of trees) {
+    const entry = st.parent !== null && st.parentRttMs >= farMs
+    if (entry !== st.entry) { st.entry = entry; changed.push(st) }
+  }
+  return changed
+}
+
+/** An `adopt` or `reach` op with the subtree's entries, when it has any. */
+export function withEntries<T extends Extract<TreeOp, { op: 'adopt' | 'reach' }>> (op: T, entries: readonly TreeEntry[]): T {
+  return entries.length === 0 ? op : { ...op, entries }
 }

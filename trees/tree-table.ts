@@ -30,7 +30,7 @@ import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-ru
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
 import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forwardedChecksFailed, isLeaf, lockKey, noParentMetric, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
-import { hasEntries, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries } from './tree-entries.ts'
+import { hasEntries, judgeEntryLinks, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries, withEntries } from './tree-entries.ts'
 
 export type { TreeState } from './tree-state.ts'
 
@@ -73,7 +73,7 @@ export class TreeTable {
   /** What probeEntries returned, while no tree changed since (replies are frequent). */
   private entries: ProbeTreeEntry[] | null = null
   private readonly news = new TreeNews()
-  /** The far-link RTT the entry flags were judged with (refreshEntries). */
+  /** The RTT from which a parent link is far, as of the last flush (refreshEntries; trees/tree-entries.ts). */
   private farMs = Infinity
   /** Locks and unanswered children of dropped trees, by kind then root (see the file comment). */
   private readonly tombstones: Record<TreeKind, Map<PeerId, Tombstone>> = { lat: new Map(), bw: new Map() }
@@ -239,7 +239,7 @@ export class TreeTable {
     const linkEst = bwBytesPerSec / Math.max(1, e.bwChildren + (isChild ? 0 : 1))
     const est = bandwidthEstimate(e.est, bwBytesPerSec, e.bwChildren, isChild)
     if (isChild) {
-      if (est >= 0) { st.parentRttMs = rttMs; st.entry = this.isFar(rttMs); st.linkEst = linkEst; st.metric = est; this.touch(st) }
+      if (est >= 0) { st.parentRttMs = rttMs; st.entry = rttMs >= this.farMs; st.linkEst = linkEst; st.metric = est; this.touch(st) }
       return false
     }
     if (this.bwMaxChildren > 0 && e.bwChildren >= this.bwMaxChildren) return false
@@ -317,7 +317,7 @@ export class TreeTable {
         if (st.sentReach === null || !st.sentReach.equals(reach) || entriesChanged) {
           st.sentReach = reach
           st.sentEntries = entries
-          this.host.sendOp(st.parent, entries.length === 0 ? { op: 'reach', kind: st.kind, root: st.root, reach } : { op: 'reach', kind: st.kind, root: st.root, reach, entries })
+          this.host.sendOp(st.parent, withEntries({ op: 'reach', kind: st.kind, root: st.root, reach }, entries))
         }
       }
       const connected = st.root === this.host.self || st.parent !== null
@@ -365,11 +365,6 @@ export class TreeTable {
     st.childEntries.delete(child)
   }
 
-  /** Whether a link of this RTT is far: a cluster crossing. */
-  private isFar (rttMs: number): boolean {
-    return rttMs >= (this.host.farRttMs?.() ?? Infinity)
-  }
-
   /** The cluster entries of this peer's subtree in `st` (none outside bandwidth trees). */
   private entriesOf (st: TreeState): readonly TreeEntry[] {
     return hasEntries(st) ? subtreeEntries(this.host.self, st.entry, this.freshReach(st), st.childEntries.values()) : NO_ENTRIES
@@ -389,10 +384,7 @@ export class TreeTable {
     const far = this.host.farRttMs?.() ?? Infinity
     if (far === this.farMs) return
     this.farMs = far
-    for (const st of this.byKind.bw.values()) {
-      const entry = st.parent !== null && st.parentRttMs >= far
-      if (entry !== st.entry) { st.entry = entry; this.touch(st) }
-    }
+    for (const st of judgeEntryLinks(this.byKind.bw.values(), far)) this.touch(st)
   }
 
   private startAttach (now: number, st: TreeState, cand: PeerId, rttMs: number, bw: number, metric: number, linkEst: number): void {
@@ -447,16 +439,14 @@ export class TreeTable {
     }
     const old = st.parent
     st.parentRttMs = p.rttMs
-    st.entry = st.kind === 'bw' && this.isFar(p.rttMs)
+    st.entry = st.kind === 'bw' && p.rttMs >= this.farMs
     st.linkEst = p.linkEst
     st.metric = st.kind === 'lat' ? op.dist + p.rttMs : p.metric
     this.touch(st)
     this.setParent(st, p.candidate)
     st.sentReach = this.freshReach(st)
     st.sentEntries = this.entriesOf(st)
-    this.host.sendOp(p.candidate, st.sentEntries.length === 0
-      ? { op: 'adopt', kind: st.kind, root: st.root, reach: st.sentReach, bw: p.bw }
-      : { op: 'adopt', kind: st.kind, root: st.root, reach: st.sentReach, bw: p.bw, entries: st.sentEntries })
+    this.host.sendOp(p.candidate, withEntries({ op: 'adopt', kind: st.kind, root: st.root, reach: st.sentReach, bw: p.bw }, st.sentEntries))
     if (old !== null && old !== p.candidate) this.host.sendOp(old, { op: 'detach', kind: st.kind, root: st.root })
     if (st.kind === 'lat' && p.candidate !== st.root) this.host.latParentDist?.(now, st.root, p.rttMs, op.dist)
   }

@@ -84,6 +84,7 @@ export class LiveRun {
   /** Real time of the schedule's time 0. */
   private offsetMs = 0
   private messagesOfGone = 0
+  private leavesTimedOut = 0
   private bytesOfGone = 0
 
   constructor (private readonly scenario: Scenario, private readonly seed: number, private readonly init: LiveRunInit) {
@@ -241,6 +242,7 @@ export class LiveRun {
     p.status = 'leaving'
     this.markChange('leave')
     const r = await node.leave()
+    if (!r.drained) this.leavesTimedOut++
     p.status = 'left'
     this.retire(node)
     await node.stop()
@@ -452,6 +454,7 @@ export class LiveRun {
       rejected,
       net: { messages, bytes, wanBytes: this.init.network?.wanBytes() ?? 0 },
       unowned: this.vnodes - owned.size,
+      leavesTimedOut: this.leavesTimedOut,
       firstStableMs: this.firstStableMs,
       repairs: this.repairs,
       violations: this.violations

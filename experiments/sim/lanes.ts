@@ -8,6 +8,7 @@
  */
 import type { Message } from '../../overlay/messages.ts'
 import { streamChunkCount } from '../../overlay/stripes.ts'
+import { streamKey } from './stream-traffic.ts'
 
 /** The control lane (one stream per neighbour on the node). */
 export const CONTROL_LANE = 0
@@ -17,15 +18,15 @@ export const BULK_LANE = 1
 const MAX_OPEN = 1 << 20
 
 export class StreamLanes {
-  /** `from>to#stream` → chunks still to come, for bulk streams. */
-  private readonly open = new Map<string, number>()
+  /** streamKey(from, stream) → chunks still to come, for bulk streams (stream numbers are the sender's, whatever the receiver). */
+  private readonly open = new Map<number, number>()
 
   laneOf (from: number, to: number, msg: Message): number {
     if (msg.t !== 'chunk') return CONTROL_LANE
-    const key = `${from}>${to}#${msg.stream}`
+    const key = streamKey(from, msg.stream)
     if (msg.open !== undefined) {
       if (msg.open.chunkCount <= 1) return CONTROL_LANE
-      if (this.open.size >= MAX_OPEN) this.open.delete(this.open.keys().next().value as string)
+      if (this.open.size >= MAX_OPEN) this.open.delete(this.open.keys().next().value as number)
       // A stripe's stream carries only its stripe's chunks (overlay/stripes.ts).
       const rest = streamChunkCount(msg.open) - 1
       if (rest > 0) this.open.set(key, rest)

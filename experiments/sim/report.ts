@@ -28,6 +28,7 @@ export interface ReportInput {
   rejected: Record<string, number>
   net: { messages: number, bytes: number, wanBytes: number }
   unowned: number
+  leavesTimedOut: number
   firstStableMs: number | null
   repairs: readonly RepairReport[]
   violations: readonly string[]
@@ -82,7 +83,8 @@ export function buildReport (x: ReportInput): SimReport {
       messages: x.net.messages,
       bytes: x.net.bytes,
       wanBytes: x.net.wanBytes,
-      unownedVnodesAtEnd: x.unowned
+      unownedVnodesAtEnd: x.unowned,
+      leavesTimedOut: x.leavesTimedOut
     },
     stability: { firstStableMs: x.firstStableMs === null ? null : round(x.firstStableMs), repairs: x.repairs.map((r) => ({ ...r, atMs: round(r.atMs), treesRepairedAfterMs: r.treesRepairedAfterMs === null ? null : round(r.treesRepairedAfterMs), stableAfterMs: r.stableAfterMs === null ? null : round(r.stableAfterMs) })) },
     probes: { total: x.probes, perPeerMean: round(x.probes / Math.max(1, x.everStarted)), light: x.probesLight, offers: x.offers },
@@ -160,6 +162,8 @@ export interface SimReport {
     bytes: number
     wanBytes: number
     unownedVnodesAtEnd: number
+    /** Graceful leaves that hit `leaveTimeoutMs` before their data drained (0 when nothing is stuck). */
+    leavesTimedOut: number
   }
   stability: { firstStableMs: number | null, repairs: RepairReport[] }
   /** `light`: probes that reused a bandwidth measured recently instead of downloading (`probeBandwidthReuseMs`). */

@@ -71,6 +71,7 @@ export class Simulation {
   private readonly rejected: Record<string, number> = {}
   private readonly protectedRoots = new Set<number>()
   private readonly initial: number
+  private leavesTimedOut = 0
 
   /** Optional trace of ownership, membership and lifecycle events (debugging). */
   trace: ((line: string) => void) | null = null
@@ -117,8 +118,12 @@ export class Simulation {
     return this.report()
   }
 
+  /** Every broadcast delivered everywhere and acknowledged at its root (if it runs), every reduction ended. */
   private quiet (): boolean {
-    for (const b of this.bcasts.values()) if (this.checker.deliveries.get(b.id)?.delivered !== this.vnodes) return false
+    for (const b of this.bcasts.values()) {
+      if (this.checker.deliveries.get(b.id)?.delivered !== this.vnodes) return false
+      if (b.doneAtRootMs === null && this.peers[this.byName.get(b.root) ?? -1]?.status === 'running') return false
+    }
     for (const r of this.reds.values()) if (r.endMs === null) return false
     return true
   }
@@ -223,6 +228,7 @@ export class Simulation {
         if (p.status === 'joining') p.status = 'running'
         return
       case 'left':
+        if (!o.drained) this.leavesTimedOut++
         this.gone(p, 'left')
         return
       case 'evicted':
@@ -474,6 +480,7 @@ export class Simulation {
       rejected: this.rejected,
       net: this.net.stats(),
       unowned: this.checker.unowned(),
+      leavesTimedOut: this.leavesTimedOut,
       firstStableMs: this.stability.firstStableMs,
       repairs: this.stability.repairs,
       violations: this.checker.violations

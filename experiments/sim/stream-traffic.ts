@@ -7,9 +7,14 @@ import { wireSize } from '../../overlay/codec.ts'
 import type { Message } from '../../overlay/messages.ts'
 import type { BcastTrack } from './report.ts'
 
+/** A number naming (peer index, sender-local stream number): stream numbers stay far below 2^32. */
+export function streamKey (peer: number, stream: number): number {
+  return peer * 4294967296 + stream
+}
+
 export class StreamTraffic {
-  /** `sender#stream` → broadcast id. */
-  private readonly streamIds = new Map<string, string>()
+  /** streamKey(sender, stream) → broadcast id. */
+  private readonly streamIds = new Map<number, string>()
 
   constructor (private readonly bcasts: ReadonlyMap<string, BcastTrack>) {}
 
@@ -17,7 +22,7 @@ export class StreamTraffic {
   account (from: number, to: number, msg: Message): void {
     let id: string | undefined
     if (msg.t === 'chunk') {
-      const key = `${from}#${msg.stream}`
+      const key = streamKey(from, msg.stream)
       if (msg.open !== undefined) {
         id = msg.open.id
         this.streamIds.set(key, id)
@@ -31,7 +36,7 @@ export class StreamTraffic {
         id = this.streamIds.get(key)
       }
     } else if (msg.t === 'ack') {
-      id = this.streamIds.get(`${to}#${msg.stream}`)
+      id = this.streamIds.get(streamKey(to, msg.stream))
     }
     if (id === undefined) return
     const b = this.bcasts.get(id)
