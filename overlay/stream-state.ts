@@ -76,6 +76,8 @@ export interface Transfer {
   bytesReceived: number
   /** Stripes the chunks are dealt into (1: not striped). */
   readonly stripes: number
+  /** Chunks received per stripe (striped transfers only). */
+  readonly stripeReceived: number[] | null
   /** This peer asked the origin for every chunk (overlay/stripes.ts: `resend`). */
   resendAsked: boolean
 }

@@ -20,7 +20,7 @@ export type { Incoming, Route, StreamHost, Transfer } from './stream-state.ts'
 import { DedupeCache } from './dedupe-cache.ts'
 import { EarlyChunks } from './early-chunks.ts'
 import { fallbackGroups } from './fallback-groups.ts'
-import { openOf, validStripes, type StripePlan } from './stripes.ts'
+import { chunksNeeded, hasChunks, openOf, validStripes, type StripePlan } from './stripes.ts'
 
 /** Incoming streams one collective may have at a peer (re-routes after failures add some). */
 export const MAX_INCOMING_PER_TRANSFER = 256
@@ -115,6 +115,7 @@ export class Streams {
       t.chunks[msg.index] = msg.data
       t.bytesReceived += msg.data.length
       t.received++
+      if (t.stripeReceived !== null) { const k = msg.index % t.stripes; t.stripeReceived[k] = (t.stripeReceived[k] ?? 0) + 1 }
       // Every chunk is in but the bytes fall short of what the opening chunk announced: a
       // faulty sender. Delivering it would hand the application a truncated payload.
       if (t.received === t.chunkCount && t.bytesReceived !== t.totalBytes) { this.host.reject('payload-short'); this.drop(t); return }
@@ -248,6 +249,7 @@ export class Streams {
       fallbackSends: 0,
       bytesReceived: 0,
       stripes: o.stripes ?? 1,
+      stripeReceived: (o.stripes ?? 1) > 1 ? new Array<number>(o.stripes ?? 1).fill(0) : null,
       resendAsked: false
     }
     this.transfers.set(t.id, t)
@@ -415,11 +417,12 @@ export class Streams {
     for (const inc of t.incoming) {
       if (inc.acked) continue
       // Acknowledged once its own virtual nodes are delivered (which takes every chunk) or
-      // handed on, and everything it sent on is acknowledged (which takes the chunks it
-      // carries). A stream with nothing left to do here needs no more of its chunks: the
-      // rest of a part handed on by a peer holding one stripe, say, whose new owner got
-      // the payload another way.
-      if (inc.pending.isEmpty && inc.wait.isEmpty && inc.routes.every((r) => r.acked) && !this.stillPending(t, inc)) {
+      // handed on, everything it sent on is acknowledged, and the chunks it carries are
+      // here, unless nothing here needs them any more (no virtual node waits, no route that
+      // takes them is open: the rest of a part a peer holding one stripe handed on, say,
+      // whose new owner got the payload another way). A route of every chunk from another
+      // stream draws on them too: acknowledging early would end their custody.
+      if (inc.pending.isEmpty && inc.wait.isEmpty && inc.routes.every((r) => r.acked) && !this.stillPending(t, inc) && (hasChunks(t, inc.stripe) || !chunksNeeded(t, inc.stripe))) {
         inc.acked = true
         if (inc.from === null) this.host.originDone(t)
         else if (t.reduce !== undefined && this.host.partialAway(t, inc.from)) {

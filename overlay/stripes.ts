@@ -84,6 +84,26 @@ export function planStripes (header: IntervalSet, own: IntervalSet, entries: rea
   }
 }
 
+/** Whether `t` holds every chunk of `stripe` (undefined: every chunk). */
+export function hasChunks (t: Transfer, stripe: number | undefined): boolean {
+  // Every chunk here (the origin's own counts no stripes): every stripe's too.
+  if (t.received === t.chunkCount) return true
+  if (stripe === undefined || t.stripeReceived === null) return false
+  return t.stripeReceived[stripe] === stripeChunkCount(t.chunkCount, t.stripes, stripe)
+}
+
+/**
+ * Whether something here still needs chunks of `stripe` (undefined: of any): virtual nodes
+ * waiting for the payload, or an open route that carries them.
+ */
+export function chunksNeeded (t: Transfer, stripe: number | undefined): boolean {
+  for (const i of t.incoming) {
+    if (!i.pending.isEmpty) return true
+    for (const r of i.routes) if (!r.acked && (r.stripe === undefined || stripe === undefined || r.stripe === stripe)) return true
+  }
+  return false
+}
+
 /** A remote open's stripe fields make sense: a count of 2..MAX_STRIPES, a stripe below it with chunks, relays only on a stripe. */
 export function validStripes (o: StreamOpen): boolean {
   if (o.stripes === undefined) return o.stripe === undefined && o.relay === undefined

@@ -128,7 +128,7 @@ describe('simulated scenarios', () => {
     }
   })
 
-  it.each(['swarm-striped-349', 'swarm-striped-27'])('%s: a crash ends a stripe\'s custody after delivery; the new owner asks the origin for every chunk', (name) => {
+  it.each(['swarm-striped-27', 'swarm-striped-378'])('%s: a crash ends a stripe\'s custody after delivery; the new owner asks the origin for every chunk', (name) => {
     // Crashes during striped broadcasts (swarm seeds of test/sim-swarm.test.ts's striped
     // family): a peer delivered its virtual nodes and acknowledged one stripe, then crashed
     // while another stripe's stream to it was still unacknowledged. That stripe alone was
@@ -142,6 +142,20 @@ describe('simulated scenarios', () => {
     // Without the resend (overlay/stripes.ts) one of them stays unacknowledged.
     const without = run(name, { stripeResendMs: 1e9 }).report
     expect(without.broadcasts.filter((b) => b.doneAtRootMs === null).length + without.totals.leavesTimedOut).toBeGreaterThan(0)
+  })
+
+  it('swarm-striped-3341: a leaver holding one stripe keeps the custody of the others it passes on', () => {
+    // A leaver that had its virtual nodes pending through one stripe handed them on with
+    // every chunk it had; its streams of the other stripes had nothing of their own left
+    // to do and were acknowledged before their chunks came. Their custody ended there, the
+    // new owner never got one stripe, and 11 virtual nodes never got the broadcast while
+    // its root saw every acknowledgement. Such a stream now waits for its chunks while an
+    // open route of every chunk draws on them.
+    const name = 'swarm-striped-3341'
+    const { report } = run(name)
+    expectClean(name, report)
+    for (const b of report.broadcasts) expect(b.doneAtRootMs, `${b.id} acknowledged at its root`).not.toBeNull()
+    expect(report.totals.leavesTimedOut).toBe(0)
   })
 
   it('a wide-area link busy for seconds with bulk chunks does not make its peers look dead', () => {
