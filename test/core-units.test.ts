@@ -235,7 +235,7 @@ describe('resolveCoreConfig', () => {
     expect(c.steadyProbeIntervalMs).toBe(0)
     expect(c.probeNearLane).toBe(true)
     expect(c.probeBandwidthReuseMs).toBe(10000)
-    expect(c.probeNearLaneGapMs).toBe(20)
+    expect(c.probeNearLaneGapMs).toBe(10)
     expect(c.probeDetour).toBe(false)
   })
 
