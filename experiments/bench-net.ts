@@ -17,9 +17,10 @@
  * experiments/bench-net.ts overlay-child ...` process (the command is printed), so the
  * chain part's 64 MiB buffers do not distort the others.
  *
- * Steady probing is off by default (`--steady-probe-ms 0`): with the node's default (a probe
- * per peer every 2 s) the trees keep changing under load, a chain does not stay a chain and
- * 32 peers in one process never settle (BENCHMARKS.md, "Real network (libp2p)").
+ * Steady probing is off by default (`--steady-probe-ms 0`, also the node's default since
+ * 2026-11-23): with a probe per peer every 2 s the trees keep changing under load, a chain
+ * does not stay a chain and 32 peers in one process never settle (BENCHMARKS.md, "Real
+ * network (libp2p)").
  *
  * Progress goes to stderr; stdout gets a table, or with `--json` only the JSON report.
  */
@@ -52,7 +53,7 @@ const program = new Command()
   .option('--vnodes-per-peer <n>', 'latency, memory: virtual nodes per peer', '8')
   .option('--wan-delay-ms <n>', 'latency: one-way delay between clusters', '10')
   .option('--heartbeat-ms <n>', 'latency: heartbeatIntervalMs of the peers (failure detection 3x, at least 5 s)', '1000')
-  .option('--steady-probe-ms <n>', "all parts: the core's steadyProbeIntervalMs; 0 = off (trees stay as built), 'node' = the node's default (probes keep changing the trees)", '0')
+  .option('--steady-probe-ms <n>', "all parts: the core's steadyProbeIntervalMs; 0 = off (trees stay as built), 'node' = the node's default (off since 2026-11-23: the same as 0)", '0')
   .option('--ping-edges <n>', 'latency: tree edges pinged per class', '8')
   .option('--pings <n>', 'latency: ping-pongs per edge', '20')
   .option('--stable-timeout <ms>', 'longest wait for the peers to stop probing', '90000')
