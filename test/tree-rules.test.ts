@@ -17,7 +17,7 @@ describe('latency rule (003 §IV-B)', () => {
     expect(latencyPrefers(true, 10, 30, 50, 0)).toBe(false) // the root itself, but far away
   })
 
-  it('the tie tolerance is off by default (003 exactly); on, an equal RTT may shorten the distance clearly', () => {
+  it('without a tie tolerance argument the rule is 003 exactly (the core passes its tieTolerance, 0.05 by default); with one, an equal RTT may shorten the distance clearly', () => {
     // Equal RTT, much shorter path: 003 says no.
     expect(latencyPrefers(true, 10, 100, 10, 20)).toBe(false)
     expect(latencyPrefers(true, 10, 100, 10, 20, 0)).toBe(false)
@@ -68,7 +68,7 @@ describe('bandwidth rule (003 §IV-C)', () => {
     expect(bandwidthPrefers(true, 10, -1)).toBe(false)
   })
 
-  it('the tie tolerance is off by default; on, a near-equal estimate moves to a much closer candidate', () => {
+  it('without a tie tolerance argument the rule is 003 exactly; with one, a near-equal estimate moves to a much closer candidate', () => {
     expect(bandwidthPrefers(true, 100, 100, 10, 1)).toBe(false)
     expect(bandwidthPrefers(true, 100, 100, 10, 1, 0)).toBe(false)
     expect(bandwidthPrefers(true, 100, 96, 10, 4.9, 0.05)).toBe(true)
