@@ -10,7 +10,7 @@ import type { Logger, Startable } from '@libp2p/interface'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { TypedEventEmitter } from 'main-event'
 import { TreecastCore } from '../overlay/core.ts'
-import { DEFAULT_MAX_REDUCE_LENGTH, type CoreInit } from '../overlay/config.ts'
+import { DEFAULT_MAX_REDUCE_LENGTH, type CoreConfig, type CoreInit } from '../overlay/config.ts'
 import type { Message } from '../overlay/messages.ts'
 import type { CombineFn } from '../overlay/reduce-ops.ts'
 import type { ContributeFn } from '../overlay/reduction.ts'
@@ -30,12 +30,23 @@ import { MAX_RELAYS, RELAY_FRAME_BYTES, RELAY_PROTOCOL, Relay } from './relay.ts
 import { SendStats } from './send-stats.ts'
 import { componentLog } from './log.ts'
 
+/**
+ * The RTT survey of a starting node (the core's `nearSurveyCount`): 6 peers, not the
+ * core's 32. Each survey ping to a peer not yet connected includes a dial; 24 peers in one
+ * process surveying 32 each at once timed out and reported live peers down, 6 each settle.
+ * On 24 real peers in 4 emulated clusters it cuts the latency tree's wide-area edges from
+ * 10-15 to 4-5 and 128 KB broadcasts from 238-320 ms to 151-161 ms (EXPERIMENTS.md,
+ * gossipsub-compare).
+ */
+export const NODE_NEAR_SURVEY_COUNT = 6
+
 /** Options of a treecast node; every field has a default. */
 export interface TreecastInit extends NodeNetInit {
   /**
    * Protocol options (probe size, switch point, chunk size, timeouts...): see `CoreInit`.
    * `failureDetectionTimeoutMs` defaults to this init's value, `probePingCount` to 2 and
-   * `nearSurveyCount` to 0 (the RTT survey dials 32 peers at once at start).
+   * `nearSurveyCount` to {@link NODE_NEAR_SURVEY_COUNT} (6; the core's 32 would dial 32 peers
+   * at once at start).
    * Many peers in one process measure each other badly during their cold start; set
    * `steadyProbeIntervalMs` (e.g. 1000) there so trees keep improving (node/README.md).
    * @default {}
@@ -171,10 +182,10 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     const id = addrs.find((a) => a.startsWith('/ip4/') && a.includes('/tcp/')) ?? addrs[0]
     if (id === undefined) throw new NotStartedError('libp2p has no listen address: treecast peers must be dialable')
     this.selfId = peerIdPart(id) === self ? id : `${id}/p2p/${self}`
-    // Two pings per probe: the first to a new peer pays for the dial and the handshakes. No
-    // RTT survey: each of its 32 pings is a dial, and 24 peers in one process dialling at
-    // once timed out and reported live peers down (overlay/near-survey.ts).
-    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, probePingCount: 2, nearSurveyCount: 0, ...this.init.core }
+    // Two pings per probe: the first to a new peer pays for the dial and the handshakes. A
+    // small RTT survey (overlay/near-survey.ts): each ping may be a dial, and 24 peers in
+    // one process surveying 32 each at once timed out and reported live peers down.
+    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, probePingCount: 2, nearSurveyCount: NODE_NEAR_SURVEY_COUNT, ...this.init.core }
     this.coreValue = new TreecastCore({
       self: this.selfId,
       random: this.init.random ?? Math.random,
@@ -349,6 +360,8 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   }
   /** True while this peer still probes after a membership change. */
   get probing (): boolean { return this.core().isProbing }
+  /** The protocol options this peer runs with: `init.core` over the node's and the core's defaults. */
+  get coreConfig (): Readonly<CoreConfig> { return this.core().config }
 
   // ---- driver ------------------------------------------------------------------------
 
