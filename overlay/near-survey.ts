@@ -17,8 +17,8 @@
  * 16 at a time (the next on each pong) left more wide-area edges, at some seeds more than
  * no survey (64 peers, seeds 1-6, bandwidth-tree edges over all roots: 192-220 with 4,
  * 238-383 with 16, 192 with all 32 at once; not explained). On real peers every ping to a
- * peer not yet connected is a dial, so node/ turns the survey off by default (README
- * "Probing", node/README.md). Sans-IO: randomness comes from the caller.
+ * peer not yet connected is a dial, so node/ surveys 6 peers, not 32 (NODE_NEAR_SURVEY_COUNT;
+ * README "Probing", node/README.md). Sans-IO: randomness comes from the caller.
  */
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 
