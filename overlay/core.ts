@@ -14,7 +14,7 @@ import type { TreeKind } from '../trees/tree-kind.ts'
 import { resolveCoreConfig, type CoreConfig } from './config.ts'
 import { InvalidArgumentError, NotRunningError } from './errors.ts'
 import { Membership } from './membership.ts'
-import type { FactsMessage, Message, ReduceStart, StreamMode, TreeOp } from './messages.ts'
+import type { FactsMessage, Message, ReduceStart, StreamMode } from './messages.ts'
 import type { Output } from './outputs.ts'
 import { OwnershipEngine } from './ownership-engine.ts'
 import { OpRegistry } from './reduce-ops.ts'
@@ -28,6 +28,7 @@ import { chunkPayload } from './payload.ts'
 import { Probing } from './probing.ts'
 import { Liveness } from './liveness.ts'
 import { PreJoinBuffer } from './pre-join-buffer.ts'
+import { TreeOutbox } from './tree-outbox.ts'
 import type { CoreParams, CoreState, CoreStats } from './core-params.ts'
 
 export { CLAIM_VERSION_STEP, JOINER_FORWARD_MS, MAX_ORPHAN_RECORDS, MAX_RECENT_JOINERS, ORPHAN_VERSION_STEP } from './ownership-engine.ts'
@@ -53,15 +54,14 @@ export class TreecastCore {
   private out: Output[] = []
   /** Sends held until the end of the current event (see the reductions' host). */
   private deferred: Output[] = []
-  private treeOutbox = new Map<PeerId, TreeOp[]>()
   private vnodes = 0
   private seq = 0
   private incarnation = 0
   private stateValue: CoreState = 'idle'
   private now = 0
   private readonly liveness: Liveness
+  private readonly treeOutbox: TreeOutbox
   private parkArmed = false
-  private treeArmed = false
   /** Peers whose connection closed, with their incarnation, until the grace period ends. */
   private readonly suspects = new Map<PeerId, number>()
   /** Messages that arrived while joining, before the contact's snapshot. */
@@ -78,12 +78,18 @@ export class TreecastCore {
       self: this.self,
       owned: () => this.ownership.owned,
       isAlive: (p) => this.members.isAlive(p),
-      sendOp: (to, op) => this.sendOp(to, op),
+      sendOp: (to, op) => { this.treeOutbox.add(to, op) },
       parentChanged: (kind, root, parent) => { this.out.push({ type: 'tree', kind, root, parent }) },
       latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) },
       treeNews: () => { this.probing.news(this.now) },
       farRttMs: () => this.probing.linkFarRttMs()
     }, this.config.lockTimeoutMs, this.config.tieTolerance, this.config.bwMaxChildren)
+    this.treeOutbox = new TreeOutbox({
+      self: this.self,
+      trees: this.trees,
+      send: (to, m) => this.send(to, m),
+      setTimer: (at) => this.timers.add(at, 'tree')
+    }, this.config.treeUpdateDelayMs)
     this.streams = new Streams({
       self: this.self,
       get view () { return viewOf() },
@@ -396,7 +402,7 @@ export class TreecastCore {
         case 'leave': this.checkLeft(true); break
         case 'claim': this.ownership.onClaimTimer(now); break
         case 'steady': this.probing.onSteadyTimer(now); break
-        case 'tree': this.treeArmed = false; this.trees.flush(); break
+        case 'tree': this.treeOutbox.onTimer(); break
         case 'suspect': {
           const inc = this.suspects.get(e.key)
           this.suspects.delete(e.key)
@@ -456,34 +462,16 @@ export class TreecastCore {
     this.out.push({ type: 'send', to, message })
   }
 
-  private sendOp (to: PeerId, op: TreeOp): void {
-    let list = this.treeOutbox.get(to)
-    if (list === undefined) { list = []; this.treeOutbox.set(to, list) }
-    list.push(op)
-  }
-
   private fanout (msg: Message, except?: PeerId): void {
     for (const p of this.members.alive()) if (p !== this.self && p !== except) this.send(p, msg)
   }
 
   /**
-   * Ends every input: tree operations go out batched per neighbour, reach and metric
-   * updates too, or after `treeUpdateDelayMs` (several changes of one tree then travel as
-   * one update); the liveness timer is armed if needed.
+   * Ends every input: tree operations go out batched per neighbour (overlay/tree-outbox.ts),
+   * then the sends held for the end of the event; the liveness timer is armed if needed.
    */
   private flush (now: number): void {
-    if (this.config.treeUpdateDelayMs === 0) this.trees.flush()
-    else if (this.trees.hasDirty && !this.treeArmed) {
-      this.treeArmed = true
-      this.timers.add(now + this.config.treeUpdateDelayMs, 'tree')
-    }
-    const box = this.treeOutbox
-    if (box.size > 0) this.treeOutbox = new Map()
-    for (const [to, ops] of box) {
-      if (to === this.self) { for (const op of ops) this.trees.handleOp(now, to, op); continue }
-      this.send(to, { t: 'tree', ops })
-    }
-    if (this.treeOutbox.size > 0) this.flush(now)
+    this.treeOutbox.flush(now)
     for (const o of this.deferred) this.out.push(o)
     if (this.deferred.length > 0) { this.stats.messagesOut += this.deferred.length; this.deferred = [] }
     this.liveness.arm(now, this.streams.awaiting || this.reductions.activeCount > 0)

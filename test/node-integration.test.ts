@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { performance } from 'node:perf_hooks'
 import { createTreecast, type TreecastNode } from '../node/create-treecast.ts'
-import { NODE_NEAR_SURVEY_COUNT, type BroadcastHandle } from '../node/treecast-service.ts'
+import type { BroadcastHandle } from '../node/treecast-service.ts'
 import { AlreadyMemberError, InvalidArgumentError, JoinFailedError, NotRunningError, NotStartedError } from '../node/errors.ts'
 import type { MemberEvent, OwnershipEvent } from '../node/events.ts'
 import type { ContributeFn } from '../overlay/reduction.ts'
@@ -496,16 +496,6 @@ describe('misuse', { timeout: 60_000 }, () => {
     await expect(a.broadcast([1, 2] as unknown as Uint8Array)).rejects.toBeInstanceOf(InvalidArgumentError)
     await expect(a.reduce('no-such-op', 1)).rejects.toBeInstanceOf(InvalidArgumentError)
     await expect(a.reduce('sum', 0)).rejects.toBeInstanceOf(InvalidArgumentError)
-  })
-
-  it('runs the core with the node defaults (two pings per probe, a survey of 6) unless init.core says otherwise', async () => {
-    const a = track(await startNode())
-    expect(a.overlay.coreConfig.probePingCount).toBe(2)
-    expect(a.overlay.coreConfig.nearSurveyCount).toBe(NODE_NEAR_SURVEY_COUNT)
-    expect(NODE_NEAR_SURVEY_COUNT).toBe(6)
-    const b = track(await startNode({ core: { nearSurveyCount: 0, probePingCount: 1 } }))
-    expect(b.overlay.coreConfig.nearSurveyCount).toBe(0)
-    expect(b.overlay.coreConfig.probePingCount).toBe(1)
   })
 
   it('throws AlreadyMemberError on a second join or bootstrap', async () => {
