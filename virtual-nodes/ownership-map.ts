@@ -142,13 +142,22 @@ export class OwnershipMap {
    * Ranges outside 0..size-1 are ignored.
    */
   apply (record: OwnershipRecord): IntervalSet {
-    const won: Array<[number, number]> = []
-    const next: Segment[] = []
     const clipped = record.ranges.intersection(IntervalSet.range(0, this.size))
     if (clipped.isEmpty) return IntervalSet.EMPTY
     const ranges = clipped.ranges
+    // Only the segments the record overlaps can change, plus one neighbour on each side
+    // that a changed segment may merge with; the rest stay as they are (segments are
+    // always maximal: no two neighbours could merge), so a record costs its window, not
+    // the whole map (a 2,000-peer bootstrap applies 2,000 records).
+    const segs = this.segments
+    const from = Math.max(0, this.indexOf(clipped.min as number) - 1)
+    const last = this.indexOf((clipped.max as number))
+    const to = Math.min(segs.length, (last < 0 ? segs.length - 1 : last) + 2)
+    const won: Array<[number, number]> = []
+    const next: Segment[] = []
     let r = 0
-    for (const seg of this.segments) {
+    for (let i = from; i < to; i++) {
+      const seg = segs[i] as Segment
       let cursor = seg.start
       while (cursor < seg.end) {
         while (r < ranges.length && (ranges[r]?.[1] ?? 0) <= cursor) r++
@@ -172,7 +181,9 @@ export class OwnershipMap {
         cursor = hi
       }
     }
-    this.segments = next
+    if (from === 0 && to === segs.length) this.segments = next
+    else if (next.length <= 1024) segs.splice(from, to - from, ...next)
+    else this.segments = segs.slice(0, from).concat(next, segs.slice(to))
     return IntervalSet.fromRanges(won)
   }
 
