@@ -11,6 +11,7 @@
  * one again; once all were asked, it asks again the one asked longest ago. Sans-IO: randomness and liveness come from the caller.
  */
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import { RttOrder, type RttEntry } from './rtt-order.ts'
 
 /** Nearest peers a probe reply reports (bounded on the wire by MAX_NEAR_HINTS). */
 export const NEAR_HINTS_PER_REPLY = 8
@@ -33,9 +34,9 @@ export interface NearHint {
 /** What this peer knows about distances to others. */
 export class NearPeers {
   /** Smallest RTT measured by this peer's own probes, ms. */
-  private readonly measured = new Map<PeerId, number>()
+  private readonly measured = new RttOrder((p) => this.probed.has(p))
   /** Triangle-bound estimates for peers not measured yet, ms. */
-  private readonly hinted = new Map<PeerId, number>()
+  private readonly hinted = new RttOrder((p) => this.probed.has(p))
   /** Peers probed since the last `newBurst()`, with the order they were probed in. */
   private readonly probed = new Map<PeerId, number>()
   private probeSeq = 0
@@ -72,9 +73,9 @@ export class NearPeers {
   /** This peer's nearest measured peers that are still alive, nearest first, for a probe reply. */
   nearest (isAlive: (p: PeerId) => boolean, count = NEAR_HINTS_PER_REPLY): NearHint[] {
     const best: NearHint[] = []
-    for (const [peer, rttMs] of this.measured) {
-      if (!isAlive(peer)) continue
-      insertBounded(best, { peer, rttMs }, count)
+    for (const e of this.measured.sorted) {
+      if (best.length >= count) break
+      if (isAlive(e.peer)) best.push({ peer: e.peer, rttMs: e.rttMs })
     }
     return best
   }
@@ -103,11 +104,15 @@ export class NearPeers {
   /** A membership change started a new burst of probes: every peer may be probed again. */
   newBurst (): void {
     this.probed.clear()
+    this.measured.restoreAll()
+    this.hinted.restoreAll()
   }
 
   /** `peer` is being probed now. */
   markProbed (peer: PeerId): void {
     this.probed.set(peer, ++this.probeSeq)
+    this.measured.setAside(peer)
+    this.hinted.setAside(peer)
   }
 
   /**
@@ -117,30 +122,42 @@ export class NearPeers {
    * since); undefined when no near peer is known.
    */
   pick (random: () => number, isAlive: (p: PeerId) => boolean, pool = NEAR_POOL_SIZE): PeerId | undefined {
-    let nearestMs = Infinity
-    for (const [peer, rttMs] of this.measured) if (rttMs < nearestMs && isAlive(peer)) nearestMs = rttMs
-    const limitMs = NEAR_RTT_FACTOR * nearestMs
+    const limitMs = NEAR_RTT_FACTOR * this.nearestRtt(isAlive)
     const best: NearHint[] = []
+    // Measured then hinted estimates of peers not probed in this burst, merged by RTT
+    // (measured first on ties, each in its insertion order): the order a stable scan of
+    // both would keep. Past the limit, or with the pool full, nothing further can change it.
+    const a = this.measured.sortedFresh
+    const b = this.hinted.sortedFresh
+    let i = 0
+    let j = 0
+    while (best.length < pool) {
+      const x = a[i]
+      const y = b[j]
+      let e: RttEntry
+      if (x !== undefined && (y === undefined || x.rttMs <= y.rttMs)) { e = x; i++ } else if (y !== undefined) { e = y; j++ } else break
+      if (e.rttMs > limitMs) break
+      if (isAlive(e.peer)) best.push({ peer: e.peer, rttMs: e.rttMs })
+    }
+    if (best.length > 0) return (best[Math.min(best.length - 1, Math.floor(random() * best.length))] as NearHint).peer
+    // Every near peer was probed: the one probed longest ago.
     let oldest: PeerId | undefined
     let oldestSeq = Infinity
-    const consider = (peer: PeerId, rttMs: number): void => {
-      if (rttMs > limitMs || !isAlive(peer)) return
-      const seq = this.probed.get(peer)
-      if (seq === undefined) insertBounded(best, { peer, rttMs }, pool)
-      else if (seq < oldestSeq) { oldestSeq = seq; oldest = peer }
+    for (const [peer, seq] of this.probed) {
+      if (seq >= oldestSeq) continue
+      const est = this.measured.get(peer) ?? this.hinted.get(peer)
+      if (est === undefined || est > limitMs || !isAlive(peer)) continue
+      oldestSeq = seq
+      oldest = peer
     }
-    for (const [peer, rttMs] of this.measured) consider(peer, rttMs)
-    for (const [peer, rttMs] of this.hinted) consider(peer, rttMs)
-    if (best.length === 0) return oldest
-    return (best[Math.min(best.length - 1, Math.floor(random() * best.length))] as NearHint).peer
+    return oldest
   }
 
   /** Drops what is known of peers that are no longer alive, once they outnumber the live ones. */
   prune (isAlive: (p: PeerId) => boolean, aliveCount: number): void {
     if (this.measured.size + this.hinted.size <= 2 * aliveCount + 16) return
-    for (const map of [this.measured, this.hinted]) {
-      for (const peer of [...map.keys()]) if (!isAlive(peer)) map.delete(peer)
-    }
+    this.measured.retain(isAlive)
+    this.hinted.retain(isAlive)
     this.minMeasuredMs = Infinity
     for (const rttMs of this.measured.values()) if (rttMs < this.minMeasuredMs) this.minMeasuredMs = rttMs
     for (const peer of [...this.probed.keys()]) if (!isAlive(peer)) this.probed.delete(peer)
@@ -152,9 +169,7 @@ export class NearPeers {
    * measurement nor a hint are not near.
    */
   nearTest (isAlive: (p: PeerId) => boolean): (peer: PeerId) => boolean {
-    let nearestMs = Infinity
-    for (const [peer, rttMs] of this.measured) if (rttMs < nearestMs && isAlive(peer)) nearestMs = rttMs
-    const limitMs = NEAR_RTT_FACTOR * nearestMs
+    const limitMs = NEAR_RTT_FACTOR * this.nearestRtt(isAlive)
     return (peer) => {
       const est = this.measured.get(peer) ?? this.hinted.get(peer)
       return est !== undefined && est <= limitMs
@@ -163,9 +178,8 @@ export class NearPeers {
 
   /** Smallest RTT measured to a live peer (Infinity when none). */
   nearestRtt (isAlive: (p: PeerId) => boolean): number {
-    let nearestMs = Infinity
-    for (const [peer, rttMs] of this.measured) if (rttMs < nearestMs && isAlive(peer)) nearestMs = rttMs
-    return nearestMs
+    for (const e of this.measured.sorted) if (isAlive(e.peer)) return e.rttMs
+    return Infinity
   }
 
   /** Whether `peer` was probed in this burst. */
@@ -182,16 +196,4 @@ export class NearPeers {
   get size (): { measured: number, hinted: number } {
     return { measured: this.measured.size, hinted: this.hinted.size }
   }
-}
-
-/**
- * Keeps `list` as the `max` smallest entries by RTT, sorted; ties keep insertion order, so
- * the result depends only on the order the caller iterates (deterministic).
- */
-function insertBounded (list: NearHint[], h: NearHint, max: number): void {
-  if (list.length === max && h.rttMs >= (list[max - 1] as NearHint).rttMs) return
-  let i = list.length
-  while (i > 0 && (list[i - 1] as NearHint).rttMs > h.rttMs) i--
-  list.splice(i, 0, h)
-  if (list.length > max) list.pop()
 }
