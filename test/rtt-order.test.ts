@@ -10,7 +10,11 @@ import { RttOrder } from '../overlay/rtt-order.ts'
 import { NearPeers, NEAR_HINTS_PER_REPLY, NEAR_POOL_SIZE, NEAR_RTT_FACTOR, type NearHint } from '../overlay/near-peers.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 
-/** The scans NearPeers did before the sorted walks (the reference). */
+/**
+ * The scans NearPeers did before the sorted walks (the reference). Its updates copy
+ * NearPeers' on purpose: the answers depend on the maps' insertion order, so the oracle
+ * must keep the same maps the same way; only the queries differ.
+ */
 class ScanModel {
   readonly measured = new Map<PeerId, number>()
   readonly hinted = new Map<PeerId, number>()
