@@ -265,24 +265,35 @@ class Fields {
     return { ...start, segment: this.int(segment, `${path}.segment`, 1, this.maxPartialLength) }
   }
 
+  /** A stream open: `[id, origin, mode, header, chunkCount, totalBytes, fallback, hops, extras?]` (overlay/codec.ts `openWire`). */
   streamOpen (x: unknown, path: string): StreamOpen {
-    const o = this.map(x, path)
-    const reduce = own(o, 'reduce')
+    if (!Array.isArray(x) || (x.length !== 8 && x.length !== 9)) return bad(path, 'expected an array of 8 or 9')
+    const origin = this.peer(x[1], `${path}.origin`)
     const open: StreamOpen = {
-      id: this.id(own(o, 'id'), `${path}.id`),
-      origin: this.peer(own(o, 'origin'), `${path}.origin`),
-      mode: this.oneOf(own(o, 'mode'), `${path}.mode`, STREAM_MODES),
-      header: this.set(own(o, 'header'), `${path}.header`),
-      chunkCount: this.int(own(o, 'chunkCount'), `${path}.chunkCount`, 1),
-      totalBytes: this.int(own(o, 'totalBytes'), `${path}.totalBytes`),
-      fallback: this.bool(own(o, 'fallback'), `${path}.fallback`),
-      hops: this.int(own(o, 'hops'), `${path}.hops`)
+      id: this.streamId(x[0], origin, `${path}.id`),
+      origin,
+      mode: this.oneOf(x[2], `${path}.mode`, STREAM_MODES),
+      header: this.set(x[3], `${path}.header`),
+      chunkCount: this.int(x[4], `${path}.chunkCount`, 1),
+      totalBytes: this.int(x[5], `${path}.totalBytes`),
+      fallback: this.bool(x[6], `${path}.fallback`),
+      hops: this.int(x[7], `${path}.hops`)
     }
+    if (x.length === 8) return open
+    const o = this.map(x[8], `${path}.extras`)
+    const reduce = own(o, 'reduce')
     const combine = own(o, 'combine')
     if (combine !== undefined && reduce === undefined) bad(`${path}.combine`, 'only on a reduction start')
     const withReduce = reduce === undefined ? open : { ...open, reduce: this.reduceStart(reduce, `${path}.reduce`) }
     const withCombine = combine === undefined ? withReduce : { ...withReduce, combine: this.combinePlan(combine, `${path}.combine`) }
     return this.withStripes(o, path, withCombine)
+  }
+
+  /** A stream id: a string, or `[rest]` for `${origin}/rest`; the whole id is bounded by `maxIdLength`. */
+  private streamId (x: unknown, origin: string, path: string): string {
+    if (!Array.isArray(x)) return this.id(x, path)
+    const [rest] = this.tuple(x, path, 1)
+    return this.id(`${origin}/${this.str(rest, path, this.limits.maxIdLength)}`, path)
   }
 
   /** A striped broadcast's fields (overlay/stripes.ts); their consistency is the stream engine's to judge. */

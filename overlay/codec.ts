@@ -6,8 +6,9 @@
  * string), a Float64Array as its raw little-endian bytes, an ownership record as
  * `[rangesBytes, owner, version]`, a delivered state as `[streamId, vnodesBytes]`, a member
  * fact as `[peer, incarnation, status]`, a probe tree entry as
- * `[root, dist, est, latChildren, bwChildren]`, a near hint as `[peer, rttMs]`; tree operations, stream opens and reduce
- * starts are maps with the field names of their types. A probe reply's `padding` is a
+ * `[root, dist, est, latChildren, bwChildren]`, a near hint as `[peer, rttMs]`, a stream
+ * open as an array (see `openWire`); tree operations and reduce starts are maps with the
+ * field names of their types. A probe reply's `padding` is a
  * zero-filled byte string of that length, so a probe really costs its size on the wire.
  *
  * Decoding never trusts the bytes: anything wrong surfaces as a {@link WireError}.
@@ -93,20 +94,31 @@ function treeOpWire (op: TreeOp): Record<string, unknown> {
   }
 }
 
-function openWire (o: StreamOpen): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    id: o.id, origin: o.origin, mode: o.mode, header: setBytes(o.header),
-    chunkCount: o.chunkCount, totalBytes: o.totalBytes, fallback: o.fallback, hops: o.hops
-  }
+/**
+ * A stream open travels as an array, since one goes with the first chunk of every stream on
+ * every hop and its map keys were half its bytes (a 1-byte broadcast's open was 129 bytes,
+ * 58 of them keys): `[id, origin, mode, header, chunkCount, totalBytes, fallback, hops]`,
+ * plus a ninth element, a map of the optional fields (`reduce`, `combine`, `stripes`,
+ * `stripe`, `relay`), only when one is present. An id of the usual form `${origin}/rest`
+ * travels as `[rest]`.
+ */
+function openWire (o: StreamOpen): unknown[] {
+  const prefix = `${o.origin}/`
+  const id = o.id.length > prefix.length && o.id.startsWith(prefix) ? [o.id.slice(prefix.length)] : o.id
+  const out: unknown[] = [id, o.origin, o.mode, setBytes(o.header), o.chunkCount, o.totalBytes, o.fallback, o.hops]
+  const ext: Record<string, unknown> = {}
+  let extras = false
   if (o.reduce !== undefined) {
     const r: Record<string, unknown> = { op: o.reduce.op, rootVnode: o.reduce.rootVnode, length: o.reduce.length }
     if (o.reduce.segment !== undefined) r.segment = o.reduce.segment
-    out.reduce = r
+    ext.reduce = r
+    extras = true
   }
-  if (o.combine !== undefined) out.combine = o.combine.to === undefined ? { extra: setBytes(o.combine.extra) } : { to: o.combine.to, extra: setBytes(o.combine.extra) }
-  if (o.stripes !== undefined) out.stripes = o.stripes
-  if (o.stripe !== undefined) out.stripe = o.stripe
-  if (o.relay !== undefined) out.relay = o.relay.map((r) => [r.to, setBytes(r.header)])
+  if (o.combine !== undefined) { ext.combine = o.combine.to === undefined ? { extra: setBytes(o.combine.extra) } : { to: o.combine.to, extra: setBytes(o.combine.extra) }; extras = true }
+  if (o.stripes !== undefined) { ext.stripes = o.stripes; extras = true }
+  if (o.stripe !== undefined) { ext.stripe = o.stripe; extras = true }
+  if (o.relay !== undefined) { ext.relay = o.relay.map((r) => [r.to, setBytes(r.header)]); extras = true }
+  if (extras) out.push(ext)
   return out
 }
 
@@ -260,17 +272,21 @@ function treeOpSize (op: TreeOp): number {
 }
 
 function openSize (o: StreamOpen): number {
-  let n = 1 + ks('id', o.id) + ks('origin', o.origin) + ks('mode', o.mode) + kset('header', o.header) +
-    kn('chunkCount', o.chunkCount) + kn('totalBytes', o.totalBytes) + kbool('fallback') + kn('hops', o.hops)
+  const prefix = `${o.origin}/`
+  const id = o.id.length > prefix.length && o.id.startsWith(prefix) ? 1 + str(o.id.slice(prefix.length)) : str(o.id)
+  const n = 1 + id + str(o.origin) + str(o.mode) + set(o.header) + num(o.chunkCount) + num(o.totalBytes) + 1 + num(o.hops)
+  let ext = 0
+  let extras = 0
   if (o.reduce !== undefined) {
-    n += str('reduce') + 1 + ks('op', o.reduce.op) + kn('rootVnode', o.reduce.rootVnode) + kn('length', o.reduce.length)
-    if (o.reduce.segment !== undefined) n += kn('segment', o.reduce.segment)
+    ext += str('reduce') + 1 + ks('op', o.reduce.op) + kn('rootVnode', o.reduce.rootVnode) + kn('length', o.reduce.length)
+    if (o.reduce.segment !== undefined) ext += kn('segment', o.reduce.segment)
+    extras++
   }
-  if (o.combine !== undefined) n += str('combine') + 1 + kset('extra', o.combine.extra) + (o.combine.to === undefined ? 0 : ks('to', o.combine.to))
-  if (o.stripes !== undefined) n += kn('stripes', o.stripes)
-  if (o.stripe !== undefined) n += kn('stripe', o.stripe)
-  if (o.relay !== undefined) n += str('relay') + list(o.relay, (r) => 1 + str(r.to) + set(r.header))
-  return n
+  if (o.combine !== undefined) { ext += str('combine') + 1 + kset('extra', o.combine.extra) + (o.combine.to === undefined ? 0 : ks('to', o.combine.to)); extras++ }
+  if (o.stripes !== undefined) { ext += kn('stripes', o.stripes); extras++ }
+  if (o.stripe !== undefined) { ext += kn('stripe', o.stripe); extras++ }
+  if (o.relay !== undefined) { ext += str('relay') + list(o.relay, (r) => 1 + str(r.to) + set(r.header)); extras++ }
+  return extras === 0 ? n : n + 1 + ext
 }
 
 function fieldsSize (msg: Message): number {

@@ -15,7 +15,7 @@ export type { ProbeTreeEntry, TreeEntry, TreeOp } from '../trees/tree-ops.ts'
 export type { NearHint } from './near-peers.ts'
 
 /** The wire version this core speaks; messages of any other version are rejected. */
-export const WIRE_VERSION = 3
+export const WIRE_VERSION = 4
 
 /** A member's status as one peer knows it. */
 export type MemberStatus = 'alive' | 'left' | 'dead'

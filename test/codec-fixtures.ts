@@ -52,6 +52,17 @@ export function rejects (bytes: Uint8Array, reason: RejectReason, limits?: Codec
 
 export const raw = (fields: Record<string, unknown>): Uint8Array => cborEncode({ v: WIRE_VERSION, ...fields })
 
+/**
+ * A stream open in its wire form (overlay/codec.ts `openWire`: eight fields, then a map of
+ * the optional ones) built from its fields by name, for raw frames that break one field.
+ */
+export function openRaw (o: Record<string, unknown>): unknown[] {
+  const { id, origin, mode, header, chunkCount, totalBytes, fallback, hops, ...extras } = o
+  const out: unknown[] = [id, origin, mode, header, chunkCount, totalBytes, fallback, hops]
+  if (Object.keys(extras).length > 0) out.push(extras)
+  return out
+}
+
 export const S1 = IntervalSet.fromRanges([[0, 10], [20, 25], [1000, 4096]])
 export const S2 = IntervalSet.of(7)
 export const BIG = IntervalSet.fromRanges(Array.from({ length: 500 }, (_, i): Range => [i * 100, i * 100 + 37]))

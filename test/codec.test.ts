@@ -43,6 +43,17 @@ describe('round trip', () => {
     expect((roundTrip({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: { ...OPEN, combine: toParent } }) as { open: StreamOpen }).open.combine).not.toHaveProperty('to')
   })
 
+  it('a stream id travels without its origin when it starts with it, whole otherwise', () => {
+    const sizeOf = (id: string): number => encodeMessage({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(1), open: { ...OPEN, id } }).length
+    for (const id of ['p1/17', 'p1/0.3', 'p2/17', 'p1', 'p1/', '/p1/17', 'p10/1']) {
+      const msg: Message = { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(1), open: { ...OPEN, id } }
+      expect((roundTrip(msg) as { open: StreamOpen }).open.id).toBe(id)
+      expect(wireSize(msg)).toBe(encodeMessage(msg).length)
+    }
+    // 'p1/17' sends '17' in a one-element array: the origin and the slash are not repeated.
+    expect(sizeOf('p2/17') - sizeOf('p1/17')).toBe(2)
+  })
+
   it('a striped stream keeps its stripe count, stripe and relays', () => {
     expect(roundTrip({ t: 'chunk', stream: 5, index: 4, data: new Uint8Array(3), open: STRIPED_OPEN })).toMatchObject({ open: { stripes: 3, stripe: 1 } })
     const { stripe: _stripe, relay: _relay, ...allChunks } = STRIPED_OPEN
