@@ -3,7 +3,7 @@
  * (trees/probe-schedule.ts).
  */
 import { describe, expect, it } from 'vitest'
-import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC } from '../trees/parent-rules.ts'
+import { bandwidthEstimate, bandwidthPrefers, latencyPrefers, ROOT_EST_BYTES_PER_SEC, RTT_ROUNDING } from '../trees/parent-rules.ts'
 import { ProbeSchedule } from '../trees/probe-schedule.ts'
 
 describe('latency rule (003 §IV-B)', () => {
@@ -26,6 +26,17 @@ describe('latency rule (003 §IV-B)', () => {
     expect(latencyPrefers(true, 10, 100, 10.6, 20, 0.05)).toBe(false)
     expect(latencyPrefers(true, 10, 100, 10, 85, 0.05)).toBe(false) // 95 is not < 95
     expect(latencyPrefers(true, 10, 100, 10, -1, 0.05)).toBe(false)
+  })
+
+  it('with a tie tolerance, RTTs equal but for rounding never move p by 003\'s strict rule (that once sent a cluster through a third one)', () => {
+    // fig6 seed 3: parent in the root's cluster at 6.01 ms, dist 6.6346; a candidate in a
+    // third cluster at 6.01 ms (smaller by rounding) and dist 6.6345 would make dist 12.65.
+    expect(latencyPrefers(true, 6.01 + 1e-12, 6.6346, 6.01, 6.6345)).toBe(true) // 003 exactly
+    expect(latencyPrefers(true, 6.01 + 1e-12, 6.6346, 6.01, 6.6345, 0.05)).toBe(false)
+    expect(latencyPrefers(true, 6.01 * (1 + RTT_ROUNDING / 2), 6.6346, 6.01, 6.6345, 0.05)).toBe(false)
+    // Any real gain still counts, however small (003's rule).
+    expect(latencyPrefers(true, 6.01, 6.6346, 6.01 * 0.999, 6.6345, 0.05)).toBe(true)
+    expect(latencyPrefers(true, 6, 6.3, 0.3, 6.2, 0.05)).toBe(true)
   })
 
   it('with the tie tolerance, a cluster regroups: a candidate at a quarter of the parent RTT, no farther from the root, takes p', () => {
