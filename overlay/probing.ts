@@ -12,8 +12,8 @@
  *
  * Tree news (with the near lane): a peer whose tree got much better (trees/tree-news.ts)
  * sends an `offer` to up to OFFER_FANOUT near peers picked at random, at most once per
- * `treeNewsGapMs`; a peer offered to probes the offerer in its near lane next, between
- * bursts too (these probes count as probing: the trees are still changing). 003's schedule
+ * `treeNewsGapMs`; a peer offered to probes the offerer in its near lane next, unpaced,
+ * between bursts too (these probes count as probing: the trees are still changing). 003's schedule
  * ends a burst ten probes after a peer has every parent, so a cluster-mate that later
  * found a far better parent (the cluster's first direct wide-area edge from the root) was
  * never seen again: the bandwidth trees kept one wide-area edge per few peers, all sharing
@@ -402,14 +402,18 @@ export class Probing {
    * The near lane takes the schedule's next probe when it is idle, has a near peer to
    * probe, and its last probe started at least `probeNearLaneGapMs` ago (light probes of
    * near peers take about one RTT: unpaced, the lane would ask its neighbours every
-   * millisecond, mostly for trees that have not changed).
+   * millisecond, mostly for trees that have not changed). Offers are not paced, and do not
+   * delay the lane's own next probe: their trees did change, and at most OFFER_FANOUT per
+   * neighbour per `treeNewsGapMs` arrive. Paced, they queued behind each other after a mass
+   * rejoin and held fig9's repair to the end of the news (1.12 and 1.08 s at seeds 1
+   * and 3; unpaced 0.58-0.72 s at seeds 1-3, EXPERIMENTS.md fourteenth round).
    */
   private startNearLane (now: number): void {
     const lane = this.nearRunner
     const offer = this.offers.length > 0
     if (lane === null || lane.inFlight || !this.host.isRunning()) return
     if (!offer && (!this.schedule.isActive || this.pickNear(this.runner.target) === undefined)) return
-    if (now < this.nearNextAt) {
+    if (!offer && now < this.nearNextAt) {
       if (!this.nearTimerArmed) {
         this.nearTimerArmed = true
         this.host.setTimer(this.nearNextAt, 'probe')
@@ -417,7 +421,7 @@ export class Probing {
       return
     }
     if (!offer && this.schedule.next(this.host.parentlessCount()) !== 'probe') return
-    this.nearNextAt = now + this.cfg.probeNearLaneGapMs
+    if (!offer) this.nearNextAt = now + this.cfg.probeNearLaneGapMs
     lane.start(now)
   }
 
