@@ -128,12 +128,15 @@ describe('simulated scenarios', () => {
     }
   })
 
-  it.each(['swarm-striped-27', 'swarm-striped-378'])('%s: a crash ends a stripe\'s custody after delivery; the new owner asks the origin for every chunk', (name) => {
+  it.each(['swarm-striped-40', 'swarm-striped-71'])('%s: a crash ends a stripe\'s custody after delivery; the new owner asks the origin for every chunk', (name) => {
     // Crashes during striped broadcasts (swarm seeds of test/sim-swarm.test.ts's striped
     // family): a peer delivered its virtual nodes and acknowledged one stripe, then crashed
     // while another stripe's stream to it was still unacknowledged. That stripe alone was
     // routed again, to the virtual nodes' new owner, which could never complete the payload;
     // the broadcast was never acknowledged at its root, and a leaver waited for its timeout.
+    // Seeds 27 and 378 found it first; after the probing changes of 2026-11-27 their trees
+    // no longer lead there, so these two were found by searching the family for runs that
+    // fail without the resend (out/find-striped.ts-style scratch) and pass with it.
     const { report } = run(name)
     expectClean(name, report)
     expect(report.broadcasts.some((b) => b.stripes > 1), 'striped broadcasts').toBe(true)
