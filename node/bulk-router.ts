@@ -2,8 +2,8 @@
  * Routes the chunks of long payloads (more than one chunk) onto one bulk stream per
  * (receiver, transfer), and applies backpressure upstream: while a bulk stream's queue
  * is above the high-water mark, the inbound bulk streams its chunks came from are paused.
- * A single-chunk transfer (a short payload on the latency tree) stays on the control
- * stream, where it pays no stream set-up round trip.
+ * A single-chunk transfer, and any payload shorter than `bulkMinBytes` (the latency tree's,
+ * by default), stays on the control stream, where it pays no stream set-up.
  */
 import { streamChunkCount } from '../overlay/stripes.ts'
 import type { Logger, Stream } from '@libp2p/interface'
@@ -69,7 +69,7 @@ export class BulkRouter {
     const key = `${to}\n${msg.stream}`
     let b = this.out.get(key)
     if (b === undefined) {
-      if (msg.open === undefined || msg.open.chunkCount <= 1) return false
+      if (msg.open === undefined || msg.open.chunkCount <= 1 || msg.open.totalBytes < this.cfg.bulkMinBytes) return false
       if (this.out.size >= this.cfg.maxBulkStreams) return false
       b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, chunks: streamChunkCount(msg.open), upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0, onControl: false }
       this.out.set(key, b)

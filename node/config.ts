@@ -61,6 +61,15 @@ export interface NodeNetInit {
    */
   maxBulkQueuedBytes?: number
   /**
+   * Payloads shorter than this travel on the control stream even when they take several
+   * chunks; longer ones take a bulk stream per hop and transfer. A bulk stream costs a
+   * stream set-up (2-3 ms of CPU per hop here) and keeps a long transfer from holding up
+   * control messages; below the switch point (the latency tree) the set-up costs more
+   * than the hold-up. At most `maxQueuedBytes / 8`.
+   * @default 262144 (256 KiB, the core's default switch point)
+   */
+  bulkMinBytes?: number
+  /**
    * Outgoing bulk streams open at once; further long transfers fall back to the control stream.
    * @default 256
    */
@@ -89,6 +98,7 @@ export const DEFAULT_NODE_NET: ResolvedNodeConfig = Object.freeze({
   maxFrameBytes: 1024 * 1024 + 128 * 1024,
   maxQueuedBytes: 32 * 1024 * 1024,
   bulkHighWaterBytes: 1024 * 1024,
+  bulkMinBytes: 256 * 1024,
   maxBulkQueuedBytes: 1024 * 1024 * 1024 + 1024 * 1024,
   maxBulkStreams: 256,
   bulkIdleMs: 5000,
@@ -110,6 +120,7 @@ export function resolveNodeConfig (init: NodeNetInit = {}): ResolvedNodeConfig {
   if (r.heartbeatIntervalMs * 2 > r.failureDetectionTimeoutMs) {
     throw new InvalidConfigError(`failureDetectionTimeoutMs (${r.failureDetectionTimeoutMs}) must be at least twice heartbeatIntervalMs (${r.heartbeatIntervalMs})`)
   }
+  if (r.bulkMinBytes > r.maxQueuedBytes / 8) throw new InvalidConfigError(`bulkMinBytes (${r.bulkMinBytes}) must be at most maxQueuedBytes / 8 (${r.maxQueuedBytes / 8})`)
   if (r.maxFrameBytes < 1024) throw new InvalidConfigError(`maxFrameBytes must be at least 1024, got ${r.maxFrameBytes}`)
   return Object.freeze(r)
 }

@@ -1,5 +1,6 @@
 /**
- * Bulk streams open without waiting for the protocol answer (`negotiateFully: false`): the
+ * Payloads below `bulkMinBytes` stay on the control stream. Bulk streams open without
+ * waiting for the protocol answer (`negotiateFully: false`): the
  * first chunk travels with the protocol name. A peer that does not speak the bulk protocol
  * then refuses the stream only after data was written; the sender must notice, retry and
  * finally send the transfer on the control stream, so nothing is lost or doubled.
@@ -25,6 +26,15 @@ describe('bulk streams opened optimistically', () => {
     const rec = new DeliveryRecorder(V)
     for (const n of nodes) rec.attach(n)
     const root = nodes[0] as TreecastNode
+
+    // Below bulkMinBytes (256 KiB) a payload of several chunks stays on the control streams.
+    const start = nodes.map(bulkOf)
+    const short = await root.broadcast(patterned(200 * 1024, 3))
+    await withTimeout(short.done, 60_000, 'broadcast below bulkMinBytes')
+    const c0 = rec.count(short.id)
+    expect(c0.missing.isEmpty && c0.duplicated.isEmpty, rec.describe(short.id)).toBe(true)
+    for (const d of rec.deliveries(short.id)) expect(d.bytes).toBe(200 * 1024)
+    expect(nodes.reduce((n, x, i) => n + bulkOf(x).opened - (start[i] as BulkStats).opened, 0)).toBe(0)
 
     // Every peer speaks the protocol: streams open, no retry.
     const before = nodes.map(bulkOf)
