@@ -34,10 +34,16 @@ export class NearSurvey {
 
   /**
    * Starts a survey of up to `count` peers picked uniformly from `candidates` (a partial
-   * shuffle of a copy); forgets the previous one. Returns whom to ping.
+   * shuffle of a copy) and returns whom to ping; nobody while an earlier survey still
+   * waits for a pong. Restarting used to forget the earlier send times, and a pong that
+   * answered an earlier ping was timed from the later one: fig9's mass rejoin (80 peers
+   * rejoining at once, each triggered again by the others' joins before any pong came)
+   * measured 0.06-0.22 ms across 0.3 ms links, which made a peer take its 0.31 ms parent
+   * for a cluster crossing, a fourth stripe, and the broadcasts after the rejoin 0.71x as
+   * fast at seed 3 (EXPERIMENTS.md, fifteenth round).
    */
   start (now: number, candidates: readonly PeerId[], random: () => number): PeerId[] {
-    this.sent.clear()
+    if (this.sent.size > 0) return []
     const pool = candidates.slice()
     const n = Math.min(this.count, pool.length)
     for (let i = 0; i < n; i++) {

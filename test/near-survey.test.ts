@@ -24,7 +24,12 @@ describe('NearSurvey', () => {
     expect(s.onPong(11, picked[0] as PeerId)).toBeUndefined()
     const other = peers.find((p) => !picked.includes(p)) as PeerId
     expect(s.onPong(11, other)).toBeUndefined()
-    // Fewer candidates than count: all of them; a new survey forgets the old one.
+    // While pongs are outstanding no new survey starts: a pong is always timed from the
+    // ping it answers, never from a later one to the same peer.
+    expect(s.start(10.2, peers, () => rng.next())).toEqual([])
+    expect(s.onPong(10.3, picked[1] as PeerId)).toBeCloseTo(0.3, 9)
+    for (const p of picked.slice(2)) expect(s.onPong(10.4, p)).toBeCloseTo(0.4, 9)
+    // All answered: fewer candidates than count gives all of them.
     expect(new Set(s.start(20, peers.slice(0, 3), () => rng.next()))).toEqual(new Set(peers.slice(0, 3)))
     expect(s.onPong(21, 'q0')).toBe(1)
     const oldOnly = picked.find((p) => !['q0', 'q1', 'q2'].includes(p)) as PeerId
