@@ -26,38 +26,30 @@ describe('bulk streams opened optimistically', () => {
     const rec = new DeliveryRecorder(V)
     for (const n of nodes) rec.attach(n)
     const root = nodes[0] as TreecastNode
+    /** Broadcasts `size` bytes from `root`, checks exactly-once delivery, returns the bulk streams opened and retried meanwhile. */
+    const broadcastOnce = async (size: number, seed: number, what: string): Promise<BulkStats> => {
+      const before = nodes.map(bulkOf)
+      const h = await root.broadcast(patterned(size, seed))
+      await withTimeout(h.done, 60_000, what)
+      const c = rec.count(h.id)
+      expect(c.missing.isEmpty && c.duplicated.isEmpty, rec.describe(h.id)).toBe(true)
+      for (const d of rec.deliveries(h.id)) expect(d.bytes).toBe(size)
+      const delta = (k: keyof BulkStats): number => nodes.reduce((n, x, i) => n + bulkOf(x)[k] - (before[i] as BulkStats)[k], 0)
+      return { opened: delta('opened'), retries: delta('retries') }
+    }
 
     // Below bulkMinBytes (256 KiB) a payload of several chunks stays on the control streams.
-    const start = nodes.map(bulkOf)
-    const short = await root.broadcast(patterned(200 * 1024, 3))
-    await withTimeout(short.done, 60_000, 'broadcast below bulkMinBytes')
-    const c0 = rec.count(short.id)
-    expect(c0.missing.isEmpty && c0.duplicated.isEmpty, rec.describe(short.id)).toBe(true)
-    for (const d of rec.deliveries(short.id)) expect(d.bytes).toBe(200 * 1024)
-    expect(nodes.reduce((n, x, i) => n + bulkOf(x).opened - (start[i] as BulkStats).opened, 0)).toBe(0)
+    expect((await broadcastOnce(200 * 1024, 3, 'broadcast below bulkMinBytes')).opened).toBe(0)
 
     // Every peer speaks the protocol: streams open, no retry.
-    const before = nodes.map(bulkOf)
-    const first = await root.broadcast(patterned(600 * 1024, 1))
-    await withTimeout(first.done, 60_000, 'broadcast with bulk streams')
-    const c1 = rec.count(first.id)
-    expect(c1.missing.isEmpty && c1.duplicated.isEmpty, rec.describe(first.id)).toBe(true)
-    const opened = nodes.reduce((n, x, i) => n + bulkOf(x).opened - (before[i] as BulkStats).opened, 0)
-    const retried = nodes.reduce((n, x, i) => n + bulkOf(x).retries - (before[i] as BulkStats).retries, 0)
-    expect(opened).toBeGreaterThanOrEqual(nodes.length - 1)
-    expect(retried).toBe(0)
+    const first = await broadcastOnce(600 * 1024, 1, 'broadcast with bulk streams')
+    expect(first.opened).toBeGreaterThanOrEqual(nodes.length - 1)
+    expect(first.retries).toBe(0)
 
     // One peer stops speaking it: its parent's optimistic streams are refused after the
     // first chunk went out, and the transfer still arrives, once.
     const deaf = nodes[nodes.length - 1] as TreecastNode
     await deaf.libp2p.unhandle(BULK_PROTOCOL)
-    const mid = nodes.map(bulkOf)
-    const second = await root.broadcast(patterned(600 * 1024, 2))
-    await withTimeout(second.done, 60_000, 'broadcast to a peer without the bulk protocol')
-    const c2 = rec.count(second.id)
-    expect(c2.missing.isEmpty && c2.duplicated.isEmpty, rec.describe(second.id)).toBe(true)
-    for (const d of rec.deliveries(second.id)) expect(d.bytes).toBe(600 * 1024)
-    const retriedNow = nodes.reduce((n, x, i) => n + bulkOf(x).retries - (mid[i] as BulkStats).retries, 0)
-    expect(retriedNow).toBeGreaterThan(0)
+    expect((await broadcastOnce(600 * 1024, 2, 'broadcast to a peer without the bulk protocol')).retries).toBeGreaterThan(0)
   }, 120_000)
 })
