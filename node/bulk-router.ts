@@ -3,7 +3,8 @@
  * (receiver, transfer), and applies backpressure upstream: while a bulk stream's queue
  * is above the high-water mark, the inbound bulk streams its chunks came from are paused.
  * A single-chunk transfer, and any payload shorter than `bulkMinBytes` (the latency tree's,
- * by default), stays on the control stream, where it pays no stream set-up.
+ * by default) while the control stream has less than `bulkHighWaterBytes` queued, stays on
+ * the control stream, where it pays no stream set-up.
  */
 import { streamChunkCount } from '../overlay/stripes.ts'
 import type { Logger, Stream } from '@libp2p/interface'
@@ -23,6 +24,8 @@ export interface BulkHost {
   sendControl (peer: string, msg: ChunkMessage): void
   /** A bulk stream's queue emptied. */
   drained (): void
+  /** Bytes queued for `peer` on its control stream (and waiting for it to open). */
+  controlQueuedBytes (peer: string): number
   /** Bytes handed to a bulk stream. */
   onSent (bytes: number): void
   clock (): number
@@ -69,7 +72,11 @@ export class BulkRouter {
     const key = `${to}\n${msg.stream}`
     let b = this.out.get(key)
     if (b === undefined) {
-      if (msg.open === undefined || msg.open.chunkCount <= 1 || msg.open.totalBytes < this.cfg.bulkMinBytes) return false
+      if (msg.open === undefined || msg.open.chunkCount <= 1) return false
+      // A short payload takes the control stream, unless that stream is backed up: then a
+      // bulk stream, whose queue pauses the upstream, keeps a fast sender from piling
+      // short payloads onto a slow link until the control queue overflows.
+      if (msg.open.totalBytes < this.cfg.bulkMinBytes && this.host.controlQueuedBytes(to) < this.cfg.bulkHighWaterBytes) return false
       if (this.out.size >= this.cfg.maxBulkStreams) return false
       b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, chunks: streamChunkCount(msg.open), upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0, onControl: false }
       this.out.set(key, b)

@@ -65,7 +65,9 @@ export interface NodeNetInit {
    * chunks; longer ones take a bulk stream per hop and transfer. A bulk stream costs a
    * stream set-up (2-3 ms of CPU per hop here) and keeps a long transfer from holding up
    * control messages; below the switch point (the latency tree) the set-up costs more
-   * than the hold-up. At most `maxQueuedBytes / 8`.
+   * than the hold-up. While the control stream to a peer holds `bulkHighWaterBytes` or
+   * more, short payloads to it take bulk streams too (backpressure). At most
+   * `maxQueuedBytes / 8`.
    * @default 262144 (256 KiB, the core's default switch point)
    */
   bulkMinBytes?: number

@@ -81,16 +81,15 @@ export class Links {
   ) {
     this.log = componentLog(components, 'treecast:links')
     this.bulk = new BulkRouter(cfg, {
-      // Bulk streams are opened per long transfer and hop: not waiting for the protocol's
-      // answer saves a round trip per hop (a hop inside a cluster of a 128 KiB broadcast among
-      // 24 peers in one process took 20-37 ms with it, 8-15 ms without; EXPERIMENTS.md,
-      // fifteenth round). A refusal
-      // fails the stream and the router retries, then uses the control stream.
-      open: async (peer) => await this.openStream(peer, BULK_PROTOCOL, false),
+      open: async (peer) => await this.openStream(peer, BULK_PROTOCOL),
       hello: () => encodeHello(this.host.hello()),
       failed: (peer) => { void this.verify(peer); this.notifySent() },
       sendControl: (peer, msg) => { this.sendControl(peer, msg) },
       drained: () => { this.notifySent() },
+      controlQueuedBytes: (peer) => {
+        const p = this.peers.get(peer)
+        return p === undefined ? 0 : (p.channels[0]?.queuedBytes ?? 0) + p.pendingBytes
+      },
       onSent: this.onSent,
       clock,
       log: componentLog(components, 'treecast:bulk')
@@ -203,19 +202,14 @@ export class Links {
     return p
   }
 
-  /**
-   * Dials `peer` (an overlay id) and opens a stream of `protocol`. With `negotiateFully`
-   * false the stream is returned before the remote accepted the protocol: its first write
-   * carries the protocol name, so no round trip is spent on the set-up (a refusal then
-   * arrives as the stream failing, after data was written).
-   */
-  async openStream (peer: string, protocol: string, negotiateFully = true): Promise<Stream> {
+  /** Dials `peer` (an overlay id) and opens a stream of `protocol`. */
+  async openStream (peer: string, protocol: string): Promise<Stream> {
     const signal = AbortSignal.timeout(this.cfg.dialTimeoutMs)
     this.stats.dials++
     const conn = await this.components.connectionManager.openConnection(multiaddr(peer), { signal })
     // A stream opened on a closing connection trips a yamux race (see libp2p-guard.ts).
     if (conn.status !== 'open') throw new Error(`connection to ${peer} is ${conn.status}`)
-    return await conn.newStream(protocol, { signal, negotiateFully })
+    return await conn.newStream(protocol, { signal })
   }
 
   private async dial (p: Peer): Promise<void> {

@@ -1,9 +1,7 @@
 /**
- * Payloads below `bulkMinBytes` stay on the control stream. Bulk streams open without
- * waiting for the protocol answer (`negotiateFully: false`): the
- * first chunk travels with the protocol name. A peer that does not speak the bulk protocol
- * then refuses the stream only after data was written; the sender must notice, retry and
- * finally send the transfer on the control stream, so nothing is lost or doubled.
+ * Payloads below `bulkMinBytes` stay on the control stream; longer ones take bulk streams.
+ * A peer that does not speak the bulk protocol refuses them: the sender must notice,
+ * retry and finally send the transfer on the control stream, so nothing is lost or doubled.
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import type { TreecastNode } from '../node/create-treecast.ts'
@@ -15,7 +13,7 @@ const V = 32
 type BulkStats = { opened: number, retries: number }
 const bulkOf = (n: TreecastNode): BulkStats => ({ ...(n.overlay.counters() as { bulk: BulkStats }).bulk })
 
-describe('bulk streams opened optimistically', () => {
+describe('bulk streams', () => {
   let nodes: TreecastNode[] = []
   afterAll(async () => { await stopAll(nodes) }, 30_000)
 
@@ -46,13 +44,12 @@ describe('bulk streams opened optimistically', () => {
     expect(first.opened).toBeGreaterThanOrEqual(nodes.length - 1)
     expect(first.retries).toBe(0)
 
-    // One peer stops speaking it: its parent's optimistic streams are refused after the
-    // first chunk went out, and the transfer still arrives, once.
+    // One peer stops speaking it: its parent's streams to it are refused, and the transfer
+    // still arrives, once.
     const deaf = nodes[nodes.length - 1] as TreecastNode
     await deaf.libp2p.unhandle(BULK_PROTOCOL)
     expect((await broadcastOnce(600 * 1024, 2, 'broadcast to a peer without the bulk protocol')).retries).toBeGreaterThan(0)
-    // Just above bulkMinBytes: every chunk may be written, and the stream closed, before
-    // the refusal comes back.
+    // Just above bulkMinBytes too.
     expect((await broadcastOnce(260 * 1024, 4, 'short bulk transfer to a peer without the bulk protocol')).retries).toBeGreaterThan(0)
   }, 120_000)
 })
