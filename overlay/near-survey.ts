@@ -29,13 +29,17 @@ export const SURVEY_NONCE = -1
 export class NearSurvey {
   private readonly sent = new Map<PeerId, number>()
 
-  /** @param count - peers pinged per survey (0: no survey) */
-  constructor (private readonly count: number) {}
+  /**
+   * @param count - peers pinged per survey (0: no survey)
+   * @param expireMs - a ping unanswered this long is given up (the core's `probeTimeoutMs`)
+   */
+  constructor (private readonly count: number, private readonly expireMs = Infinity) {}
 
   /**
    * Starts a survey of up to `count` peers picked uniformly from `candidates` (a partial
    * shuffle of a copy) and returns whom to ping; nobody while an earlier survey still
-   * waits for a pong. Restarting used to forget the earlier send times, and a pong that
+   * waits for a pong younger than `expireMs`. Peers whose ping expired are given up and
+   * not pinged again by this survey, so a very late pong never meets a newer ping. Restarting used to forget the earlier send times, and a pong that
    * answered an earlier ping was timed from the later one: fig9's mass rejoin (80 peers
    * rejoining at once, each triggered again by the others' joins before any pong came)
    * measured 0.06-0.22 ms across 0.3 ms links, which made a peer take its 0.31 ms parent
@@ -43,8 +47,10 @@ export class NearSurvey {
    * fast at seed 3 (EXPERIMENTS.md, fifteenth round).
    */
   start (now: number, candidates: readonly PeerId[], random: () => number): PeerId[] {
+    const late = new Set<PeerId>()
+    for (const [peer, at] of this.sent) if (now - at >= this.expireMs) { this.sent.delete(peer); late.add(peer) }
     if (this.sent.size > 0) return []
-    const pool = candidates.slice()
+    const pool = late.size === 0 ? candidates.slice() : candidates.filter((p) => !late.has(p))
     const n = Math.min(this.count, pool.length)
     for (let i = 0; i < n; i++) {
       const j = i + Math.floor(random() * (pool.length - i))

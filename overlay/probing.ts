@@ -116,7 +116,7 @@ export class Probing {
     this.schedule = new ProbeSchedule(cfg.probeExtraCount)
     this.near = new NearPeers(host.self)
     this.bandwidths = new BandwidthMemory(cfg.probeBandwidthReuseMs)
-    this.survey = new NearSurvey(cfg.nearSurveyCount)
+    this.survey = new NearSurvey(cfg.nearSurveyCount, cfg.probeTimeoutMs)
     const judged = (now: number, cand: PeerId, rtt: number, bw: number, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void => {
       this.near.measuredRtt(cand, rtt)
       this.near.addHints(cand, rtt, near)

@@ -37,6 +37,21 @@ describe('NearSurvey', () => {
     expect(new NearSurvey(0).start(0, peers, () => rng.next())).toEqual([])
   })
 
+  it('gives up a ping unanswered for expireMs, and does not ping that peer again in the next survey', () => {
+    const rng = new Rng(5)
+    const peers = Array.from({ length: 6 }, (_, i) => `q${i}`)
+    const s = new NearSurvey(2, 1000)
+    const [a, b] = s.start(0, peers, () => rng.next()) as [PeerId, PeerId]
+    expect(s.onPong(0.3, a)).toBeCloseTo(0.3, 9)
+    // b never answers (it crashed, or its dial timed out): blocked until the ping expires.
+    expect(s.start(999, peers, () => rng.next())).toEqual([])
+    const again = s.start(1000, peers, () => rng.next())
+    expect(again).toHaveLength(2)
+    expect(again).not.toContain(b)
+    // A very late pong from b is not timed from anything.
+    expect(s.onPong(1000.2, b)).toBeUndefined()
+  })
+
   it('is uniform: every candidate is picked about equally often', () => {
     const rng = new Rng(3)
     const peers = Array.from({ length: 10 }, (_, i) => `q${i}`)
