@@ -16,6 +16,17 @@ import type { Chunk, Pipe, PipeFlow } from './pipe.ts'
 /** Read buffer allowed above the pipe limits before the stream aborts (the libp2p default). */
 const BASE_READ_BUFFER_BYTES = 4 * 1024 * 1024
 
+/**
+ * What a pipe delivers at once, as one buffer. A pipe hands over everything of a flow that
+ * arrived by the same wake-up: many Noise frames, each a 2-byte length and a ciphertext in
+ * separate buffers. Handed over as a list, every buffer became its own socket write (the TCP
+ * connection writes a list buffer by buffer) and the Noise decoder searched the list for
+ * every length it read. A socket read gives one buffer too.
+ */
+function contiguous (data: Chunk): Uint8Array {
+  return data instanceof Uint8Array ? data : data.subarray()
+}
+
 /** The two pipes of a shaped connection, seen from the dialer. */
 export interface ShapedLink {
   /** local -> remote */
@@ -45,11 +56,11 @@ export class ShapedConnection extends AbstractMultiaddrConnection {
         link.down.init.backlogHighWaterBytes + link.down.init.maxInFlightBytes
     })
     this.up = link.up.open({
-      deliver: data => { this.toSocket(data) },
+      deliver: data => { this.toSocket(contiguous(data)) },
       onDrain: () => { this.maybeDrain() }
     })
     this.down = link.down.open({
-      deliver: data => { this.onData(data) },
+      deliver: data => { this.onData(contiguous(data)) },
       onDrain: () => {
         this.downFull = false
         this.updateInnerPause()

@@ -1,0 +1,69 @@
+/**
+ * What a shaped connection hands on: one buffer per pipe delivery, in both directions,
+ * however many pieces arrived together. Noise writes each frame as a 2-byte length and a
+ * ciphertext; handed on as a list, each piece became its own socket write, and the Noise
+ * decoder searched the list for every length it read (EXPERIMENTS.md, sixteenth round).
+ */
+import { describe, expect, it } from 'vitest'
+import { logger } from '@libp2p/logger'
+import { multiaddr } from '@multiformats/multiaddr'
+import type { MultiaddrConnection } from '@libp2p/interface'
+import { Uint8ArrayList } from 'uint8arraylist'
+import { Pipe, Poller, ShapedConnection, type Chunk, type PipeInit } from '../node/wan/index.ts'
+
+const PIPE: PipeInit = { from: 'a', to: 'b', delayMs: 2, rateBytesPerSec: Infinity, quantumBytes: 16 * 1024, backlogHighWaterBytes: 1 << 20, maxInFlightBytes: 1 << 24 }
+
+/** The socket side: records what the shaped connection writes, and can "receive" bytes. */
+class FakeSocket extends EventTarget {
+  readonly remoteAddr = multiaddr('/ip4/127.0.0.1/tcp/4001')
+  readonly direction = 'outbound'
+  readonly log = logger('test:wan-shaped')
+  readonly inactivityTimeout = 0
+  readonly status = 'open'
+  readonly writableNeedsDrain = false
+  readonly written: Chunk[] = []
+  send (data: Chunk): boolean { this.written.push(data); return true }
+  receive (data: Chunk): void { this.dispatchEvent(Object.assign(new Event('message'), { data })) }
+  pause (): void {}
+  resume (): void {}
+  abort (): void {}
+  async close (): Promise<void> {}
+}
+
+async function settle (): Promise<void> { await new Promise((resolve) => setTimeout(resolve, 30)) }
+
+describe('ShapedConnection', () => {
+  const poller = new Poller(0)
+  const bytes = (...xs: number[]): Uint8Array => Uint8Array.from(xs)
+
+  it('writes what arrives together as one buffer, in order', async () => {
+    const socket = new FakeSocket()
+    const conn = new ShapedConnection(socket as unknown as MultiaddrConnection, { up: new Pipe(PIPE, poller), down: new Pipe(PIPE, poller) })
+    // three Noise-like frames, each a length piece and a body piece, sent back to back
+    conn.send(new Uint8ArrayList(bytes(0, 2), bytes(10, 11)))
+    conn.send(new Uint8ArrayList(bytes(0, 1), bytes(12)))
+    conn.send(bytes(0, 3, 13, 14, 15))
+    await settle()
+    expect(socket.written).toHaveLength(1)
+    const w = socket.written[0]
+    expect(w).toBeInstanceOf(Uint8Array)
+    expect([...(w as Uint8Array)]).toEqual([0, 2, 10, 11, 0, 1, 12, 0, 3, 13, 14, 15])
+    conn.abort(new Error('done'))
+  })
+
+  it('hands up what arrives together as one buffer, in order', async () => {
+    const socket = new FakeSocket()
+    const conn = new ShapedConnection(socket as unknown as MultiaddrConnection, { up: new Pipe(PIPE, poller), down: new Pipe(PIPE, poller) })
+    const got: Array<Uint8Array | Uint8ArrayList> = []
+    conn.addEventListener('message', (evt) => { got.push(evt.data) })
+    socket.receive(new Uint8ArrayList(bytes(1, 2), bytes(3)))
+    socket.receive(bytes(4, 5))
+    await settle()
+    expect(got).toHaveLength(1)
+    // libp2p may wrap it in a list of its own: one buffer in it
+    const g = got[0] as Uint8Array | Uint8ArrayList
+    expect(g instanceof Uint8Array ? 1 : [...g].length).toBe(1)
+    expect([...g.subarray()]).toEqual([1, 2, 3, 4, 5])
+    conn.abort(new Error('done'))
+  })
+})
