@@ -33,8 +33,16 @@ export const FrameKind = {
 /** One of {@link FrameKind}'s values. */
 export type FrameKind = typeof FrameKind[keyof typeof FrameKind]
 
-/** Frames written together per `send` at most (a frame larger than this goes alone). */
-export const BATCH_BYTES = 64 * 1024
+/**
+ * Bytes written together per `send` at most (a frame larger than this goes alone): the
+ * largest Noise message (65,535 bytes less its 16-byte tag) less Yamux's 12-byte frame
+ * header, so that a batch crosses as one Yamux frame in one Noise message. Batches of
+ * 64 KiB "plus the frame that crossed it" were split by Noise into a full message and a
+ * small one: a second encryption, decryption and socket write per bulk chunk.
+ */
+export const BATCH_BYTES = 65_535 - 16 - 12
+/** A frame's length prefix and kind byte, at most (a varint of a length < 2^35, plus 1). */
+const FRAME_OVERHEAD_BYTES = 6
 
 /** Frame channel options. */
 export interface FrameChannelInit {
@@ -175,8 +183,8 @@ export class FrameChannel {
   /**
    * Writes queued frames. Frames queued in the same synchronous run (one input to the core,
    * say) are written
-   * together, up to {@link BATCH_BYTES} per `send`: one muxer frame, one encryption and one
-   * socket write for a burst of small messages instead of one each.
+   * together, as many as fit in {@link BATCH_BYTES} per `send`: one muxer frame, one
+   * encryption and one socket write for a burst of small messages instead of one each.
    */
   private pump (): void {
     if (this.flushScheduled || this.isClosed || this.waitingDrain || this.head >= this.queue.length) return
@@ -187,8 +195,10 @@ export class FrameChannel {
   private flush (): void {
     while (!this.isClosed && !this.waitingDrain && this.head < this.queue.length) {
       const batch = new Uint8ArrayList()
-      while (this.head < this.queue.length && (batch.byteLength === 0 || batch.byteLength < BATCH_BYTES)) {
+      while (this.head < this.queue.length) {
         const e = this.queue[this.head] as Entry
+        // a lazy entry's size is an estimate: a batch may then exceed the bound a little
+        if (batch.byteLength > 0 && batch.byteLength + e.bytes + FRAME_OVERHEAD_BYTES > BATCH_BYTES) break
         this.queue[this.head] = undefined as unknown as Entry
         this.head++
         this.writtenCount++

@@ -3,7 +3,7 @@
  */
 import './polyfill.ts'
 export { createTreecast, TreecastNode, type CreateTreecastInit } from './create-treecast.ts'
-export { treecast, TreecastService, NODE_NEAR_SURVEY_COUNT, type TreecastInit, type BroadcastOptions, type BroadcastHandle, type ReduceResult, type TreeView } from './treecast-service.ts'
+export { treecast, TreecastService, NODE_NEAR_SURVEY_COUNT, NODE_CHUNK_BYTES, type TreecastInit, type BroadcastOptions, type BroadcastHandle, type ReduceResult, type TreeView } from './treecast-service.ts'
 export type { NodeNetInit } from './config.ts'
 export type { TreecastEvents, DeliveryEvent, ReducedEvent, ReduceFailedEvent, OwnershipEvent, MemberEvent, TreeEvent } from './events.ts'
 export type { LinkMeasurement } from './measurements.ts'

@@ -40,6 +40,14 @@ import { componentLog } from './log.ts'
  */
 export const NODE_NEAR_SURVEY_COUNT = 6
 
+/**
+ * The payload bytes per chunk of a node (the core's `chunkBytes`): 63 KiB, not the core's
+ * 64 KiB, so that a chunk's frame (its header, usually under 200 bytes, and its data) fits
+ * in one Noise message of at most 65,519 bytes with Yamux's header (node/frame-channel.ts
+ * `BATCH_BYTES`). A 64 KiB chunk crossed as a full Noise message and a small one.
+ */
+export const NODE_CHUNK_BYTES = 63 * 1024
+
 /** Options of a treecast node; every field has a default. */
 export interface TreecastInit extends NodeNetInit {
   /**
@@ -185,7 +193,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     // Two pings per probe: the first to a new peer pays for the dial and the handshakes. A
     // small RTT survey (overlay/near-survey.ts): each ping may be a dial, and 24 peers in
     // one process surveying 32 each at once timed out and reported live peers down.
-    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, probePingCount: 2, nearSurveyCount: NODE_NEAR_SURVEY_COUNT, ...this.init.core }
+    const coreInit: CoreInit = { failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, probePingCount: 2, nearSurveyCount: NODE_NEAR_SURVEY_COUNT, chunkBytes: NODE_CHUNK_BYTES, ...this.init.core }
     this.coreValue = new TreecastCore({
       self: this.selfId,
       random: this.init.random ?? Math.random,
