@@ -9,7 +9,7 @@ import type { Experiment, ExperimentContext, ExperimentResult } from '../harness
 import { Rng } from '../sim/rng.ts'
 import { ArrivalRecorder, type System } from './arrivals.ts'
 import { GOSSIPSUB_DEFAULT_MAX_RPC_BYTES, GOSSIPSUB_RECORDED, GOSSIPSUB_RPC_OVERHEAD_BYTES, KiB, planOf, type Plan, type PlanOverrides, type SizeSpec } from './config.ts'
-import { connectAll, connectionsPerPeer, formMesh, foundTreecast, startHosts, stopHosts, type Hosts } from './hosts.ts'
+import { connectAll, connectionsPerPeer, formMesh, foundTreecast, startHosts, treecastDiagnosis, stopHosts, type Hosts } from './hosts.ts'
 import { runMessage, type MessageOutcome } from './message-runner.ts'
 import { plotsOf } from './plots.ts'
 import { toPoints, type Background } from './points.ts'
@@ -36,7 +36,7 @@ interface Setup {
 
 async function setUp (hosts: Hosts, plan: Plan, ctx: ExperimentContext, tick: (label: string) => void): Promise<Setup> {
   const t = await foundTreecast(hosts, plan.stableTimeoutMs)
-  ctx.log(Number.isNaN(t.stableMs) ? `treecast NOT stable after ${plan.stableTimeoutMs} ms (${t.why ?? ''}); measuring anyway` : `treecast trees stable after ${t.stableMs.toFixed(0)} ms`)
+  ctx.log(Number.isNaN(t.stableMs) ? `treecast NOT stable after ${plan.stableTimeoutMs} ms (${t.why ?? ''}; ${treecastDiagnosis(hosts)}); measuring anyway` : `treecast trees stable after ${t.stableMs.toFixed(0)} ms`)
   if (plan.treecastSettleMs > 0) {
     ctx.log(`letting treecast's trees settle ${plan.treecastSettleMs} ms more`)
     await sleep(plan.treecastSettleMs)

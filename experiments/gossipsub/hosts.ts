@@ -106,6 +106,21 @@ function treecastInstability (peers: readonly Peer[]): string | undefined {
 }
 
 /**
+ * Counters summed over the peers, for a start that did not settle: missed heartbeats,
+ * stalls, dial failures, queue overflows, probes and the process's memory.
+ */
+export function treecastDiagnosis (hosts: Hosts): string {
+  const sums: Record<string, number> = {}
+  for (const p of hosts.peers) {
+    const c = p.treecast.overlay.counters() as { links: Record<string, number>, core: Record<string, unknown> }
+    for (const k of ['heartbeatsMissed', 'stalls', 'dialFailures', 'queueOverflows']) sums[k] = (sums[k] ?? 0) + (c.links[k] ?? 0)
+    sums.probes = (sums.probes ?? 0) + Number(c.core.probes ?? 0)
+  }
+  const parts = Object.entries(sums).map(([k, v]) => `${k} ${v}`)
+  return `${parts.join(', ')}, rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`
+}
+
+/**
  * Founds the treecast overlay (one virtual node per peer) and waits until no peer probes and
  * every peer knows every member, at two polls 300 ms apart, as live-run does. Returns the
  * time waited, or NaN when `timeoutMs` passed first (the run then measures anyway).
