@@ -5,9 +5,18 @@
  * A single-chunk transfer, and any payload shorter than `bulkMinBytes` (the latency tree's,
  * by default) while the control stream has less than `bulkHighWaterBytes` queued, stays on
  * the control stream, where it pays no stream set-up.
+ *
+ * A stream carries one transfer at a time. After its last chunk the sender writes an `End`
+ * frame; the receiver answers `EndAck` once it has taken in everything before it, and only
+ * then is the transfer done and the stream free for the next transfer to that peer (kept
+ * idle up to `bulkIdleMs`). A stream that fails before the answer sends its transfer again.
+ * Reusing streams saves the set-up of one per transfer and hop (a multistream-select round
+ * trip and 2-3 ms of CPU), which back-to-back long broadcasts paid at every hop.
  */
 import { streamChunkCount } from '../overlay/stripes.ts'
 import type { Logger, Stream } from '@libp2p/interface'
+import type { Uint8ArrayList } from 'uint8arraylist'
+import * as varint from 'uint8-varint'
 import type { ChunkMessage } from '../overlay/messages.ts'
 import { encodeChunkFrame } from './chunk-frame.ts'
 import { FrameChannel, FrameKind } from './frame-channel.ts'
@@ -36,6 +45,8 @@ export interface BulkHost {
 interface BulkOut {
   readonly key: string
   readonly to: string
+  /** Which idle streams it may take: the peer's, for the same stripe number. */
+  readonly poolKey: string
   channel: FrameChannel | undefined
   /** Chunks waiting for the stream to open. */
   waiting: ChunkMessage[]
@@ -57,13 +68,47 @@ interface BulkOut {
 /** Streams tried per (child, transfer) before the child is checked for a crash. */
 export const MAX_BULK_ATTEMPTS = 3
 
+/** Idle bulk streams kept per peer and stripe number for the next transfers (more are closed). */
+export const MAX_IDLE_BULK_STREAMS = 4
+
+/** The body of an `End` or `EndAck` frame: the transfer's stream id. */
+export function encodeTransferEnd (stream: number): Uint8Array {
+  return varint.encode(stream)
+}
+
+/** The transfer id of an `End` or `EndAck` body; undefined when malformed. */
+export function decodeTransferEnd (body: Uint8ArrayList | Uint8Array): number | undefined {
+  try {
+    const bytes = body.subarray()
+    const n = varint.decode(bytes)
+    return varint.encodingLength(n) === bytes.byteLength && Number.isSafeInteger(n) ? n : undefined
+  } catch {
+    return undefined
+  }
+}
+
+interface IdleStream { readonly channel: FrameChannel, readonly since: number }
+
 /** Bulk streams out of this peer. */
 export class BulkRouter {
   private readonly out = new Map<string, BulkOut>()
+  /** The transfer each open outbound stream carries now (none while idle). */
+  private readonly owners = new Map<FrameChannel, BulkOut>()
+  /**
+   * Open streams with no transfer, per peer and stripe number, oldest first. Per stripe:
+   * a relay pauses an inbound stream while the stripe it feeds is backed up downstream, and
+   * the next transfer on that stream would wait too; stripe i of successive broadcasts
+   * takes the same path anyway.
+   */
+  private readonly idle = new Map<string, IdleStream[]>()
   /** How many downstream bulk streams hold each paused upstream. */
   private readonly blocked = new Map<FrameChannel, number>()
-  /** `peakQueuedBytes`: the most one bulk stream held queued for a transfer this peer forwards (not originates). */
-  readonly stats = { opened: 0, pauses: 0, retries: 0, peakQueuedBytes: 0 }
+  /**
+   * `opened`: streams opened; `reused`: transfers that took an idle stream instead;
+   * `peakQueuedBytes`: the most one bulk stream held queued for a transfer this peer
+   * forwards (not originates).
+   */
+  readonly stats = { opened: 0, reused: 0, pauses: 0, retries: 0, peakQueuedBytes: 0 }
 
   constructor (private readonly cfg: ResolvedNodeConfig, private readonly host: BulkHost) {}
 
@@ -78,7 +123,7 @@ export class BulkRouter {
       // short payloads onto a slow link until the control queue overflows.
       if (msg.open.totalBytes < this.cfg.bulkMinBytes && this.host.controlQueuedBytes(to) < this.cfg.bulkHighWaterBytes) return false
       if (this.out.size >= this.cfg.maxBulkStreams) return false
-      b = { key, to, channel: undefined, waiting: [], waitingBytes: 0, chunks: streamChunkCount(msg.open), upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0, onControl: false }
+      b = { key, to, poolKey: `${to}\n${msg.open.stripe ?? ''}`, channel: undefined, waiting: [], waitingBytes: 0, chunks: streamChunkCount(msg.open), upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0, onControl: false }
       this.out.set(key, b)
       void this.open(b)
     }
@@ -129,10 +174,31 @@ export class BulkRouter {
 
   forget (peer: string): void {
     for (const b of [...this.out.values()]) if (b.to === peer) this.drop(b)
+    for (const [key, list] of [...this.idle]) {
+      if (!key.startsWith(`${peer}\n`)) continue
+      for (const s of list) s.channel.abort(new Error('peer forgotten'))
+      this.idle.delete(key)
+    }
   }
 
-  /** Forgets finished transfers idle for longer than `bulkIdleMs`, closing their streams gracefully. */
+  /** Open streams with no transfer (for tests and counters). */
+  get idleStreams (): number {
+    let n = 0
+    for (const list of this.idle.values()) n += list.length
+    return n
+  }
+
+  /**
+   * Forgets finished transfers idle for longer than `bulkIdleMs`, closing their streams
+   * gracefully, and closes streams idle that long.
+   */
   sweep (now: number): void {
+    for (const [key, list] of [...this.idle]) {
+      const keep = list.filter((s) => now - s.since <= this.cfg.bulkIdleMs && !s.channel.closed)
+      for (const s of list) if (!keep.includes(s)) void s.channel.close()
+      if (keep.length > 0) this.idle.set(key, keep)
+      else this.idle.delete(key)
+    }
     for (const b of [...this.out.values()]) {
       const queued = b.waitingBytes + (b.channel?.queuedBytes ?? 0)
       if (queued > 0 || now - b.lastUsedAt <= this.cfg.bulkIdleMs) continue
@@ -150,10 +216,18 @@ export class BulkRouter {
 
   closeAll (): void {
     for (const b of [...this.out.values()]) this.drop(b)
+    for (const list of this.idle.values()) for (const s of list) s.channel.abort(new Error('closing'))
+    this.idle.clear()
   }
 
   private async open (b: BulkOut): Promise<void> {
     b.attempts++
+    const reused = this.takeIdle(b.poolKey)
+    if (reused !== undefined) {
+      this.stats.reused++
+      this.attach(b, reused)
+      return
+    }
     let stream: Stream
     try {
       stream = await this.host.open(b.to)
@@ -163,22 +237,74 @@ export class BulkRouter {
     }
     if (this.out.get(b.key) !== b) { stream.abort(new Error('not needed')); return }
     this.stats.opened++
-    const ch = new FrameChannel(stream, { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: this.cfg.maxBulkQueuedBytes, onSent: this.host.onSent }, {
-      frame: () => {},
-      drained: () => { this.check(b); this.host.drained() },
-      closed: (err) => {
-        if (this.out.get(b.key) !== b || b.channel !== ch) return
-        if (b.done && err === undefined) this.drop(b)
-        else this.retry(b)
+    const ch: FrameChannel = new FrameChannel(stream, { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: this.cfg.maxBulkQueuedBytes, onSent: this.host.onSent }, {
+      frame: (kind, body) => { if (kind === FrameKind.EndAck) this.acknowledged(ch, body) },
+      drained: () => {
+        const owner = this.owners.get(ch)
+        if (owner !== undefined) this.check(owner)
+        this.host.drained()
+      },
+      closed: () => {
+        this.removeIdle(b.poolKey, ch)
+        const owner = this.owners.get(ch)
+        this.owners.delete(ch)
+        // closed before the receiver acknowledged the transfer's end: send it again
+        if (owner !== undefined && this.out.get(owner.key) === owner && owner.channel === ch) this.retry(owner)
       }
     }, this.host.clock)
-    b.channel = ch
     ch.send(FrameKind.Hello, this.host.hello())
+    this.attach(b, ch)
+  }
+
+  /** Gives `ch` (open, hello sent) to transfer `b` and writes what waited for it. */
+  private attach (b: BulkOut, ch: FrameChannel): void {
+    b.channel = ch
+    this.owners.set(ch, b)
     const waiting = b.waiting
     b.waiting = []
     b.waitingBytes = 0
     for (const m of waiting) this.write(b, m, m.data.byteLength + 128)
     this.check(b)
+  }
+
+  /** An idle stream of pool `key` still open, if any (the most recently used). */
+  private takeIdle (key: string): FrameChannel | undefined {
+    const list = this.idle.get(key)
+    while (list !== undefined && list.length > 0) {
+      const s = list.pop() as IdleStream
+      if (!s.channel.closed) {
+        if (list.length === 0) this.idle.delete(key)
+        return s.channel
+      }
+    }
+    this.idle.delete(key)
+    return undefined
+  }
+
+  private removeIdle (key: string, ch: FrameChannel): void {
+    const list = this.idle.get(key)
+    if (list === undefined) return
+    const i = list.findIndex((s) => s.channel === ch)
+    if (i >= 0) list.splice(i, 1)
+    if (list.length === 0) this.idle.delete(key)
+  }
+
+  /** The receiver took in the whole transfer: it is done, and its stream free for the next. */
+  private acknowledged (ch: FrameChannel, body: Uint8ArrayList): void {
+    const b = this.owners.get(ch)
+    const id = decodeTransferEnd(body)
+    if (b === undefined || !b.done || b.channel !== ch || id === undefined || `${b.to}\n${id}` !== b.key) {
+      this.host.log?.('unexpected end acknowledgement on a bulk stream to %s: closing it', b?.to)
+      ch.abort(new Error('unexpected end acknowledgement'))
+      return
+    }
+    this.owners.delete(ch)
+    b.channel = undefined
+    if (this.out.get(b.key) === b) this.drop(b)
+    const list = this.idle.get(b.poolKey) ?? []
+    if (ch.closed || list.length >= MAX_IDLE_BULK_STREAMS) { void ch.close(); return }
+    list.push({ channel: ch, since: this.host.clock() })
+    this.idle.set(b.poolKey, list)
   }
 
   /**
@@ -190,7 +316,10 @@ export class BulkRouter {
   private retry (b: BulkOut): void {
     const old = b.channel
     b.channel = undefined
-    if (old !== undefined && !old.closed) old.abort(new Error('bulk stream replaced'))
+    if (old !== undefined) {
+      this.owners.delete(old)
+      if (!old.closed) old.abort(new Error('bulk stream replaced'))
+    }
     this.host.log?.('bulk stream %s failed (attempt %d)%s', b.key, b.attempts, b.attempts >= MAX_BULK_ATTEMPTS ? ': sending the transfer on the control stream' : ': retrying')
     if (b.attempts >= MAX_BULK_ATTEMPTS) {
       // Streams keep failing while the peer may be alive: send everything again on the
@@ -226,7 +355,11 @@ export class BulkRouter {
     // chunk of a striped transfer, as its stripes come (overlay/stripes.ts).
     if (b.history.length === b.chunks && msg === b.history[b.history.length - 1]) {
       b.done = true
-      void ch.close().finally(() => { if (this.out.get(b.key) === b) this.drop(b) })
+      try {
+        ch.send(FrameKind.End, encodeTransferEnd(msg.stream))
+      } catch {
+        this.retry(b)
+      }
     }
   }
 
@@ -265,6 +398,13 @@ export class BulkRouter {
     this.out.delete(b.key)
     this.release(b)
     b.waiting = []
-    if (b.channel !== undefined && !b.channel.closed && !b.done) b.channel.abort(new Error('bulk stream dropped'))
+    const ch = b.channel
+    if (ch === undefined) return
+    this.owners.delete(ch)
+    // unfinished: nothing more will come; finished but never acknowledged: close gracefully
+    if (!ch.closed) {
+      if (b.done) void ch.close()
+      else ch.abort(new Error('bulk stream dropped'))
+    }
   }
 }

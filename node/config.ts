@@ -77,7 +77,9 @@ export interface NodeNetInit {
    */
   maxBulkStreams?: number
   /**
-   * A bulk stream with nothing queued for this long is closed.
+   * A bulk stream with nothing queued for this long is closed: an idle one (its transfer
+   * acknowledged, kept for the next transfer to that peer), or a stalled transfer's (whose
+   * later chunks then take the control stream).
    * @default 5000
    */
   bulkIdleMs?: number

@@ -28,7 +28,11 @@ export const FrameKind = {
   /** The sender closes this connection on purpose (pruning): not a crash. */
   Bye: 3,
   /** A chunk message with its payload raw after a CBOR header (node/chunk-frame.ts). */
-  Chunk: 4
+  Chunk: 4,
+  /** Bulk streams: the transfer whose id follows (a varint) has sent its last chunk. */
+  End: 5,
+  /** Bulk streams, back to the sender: every chunk before that End was taken in. */
+  EndAck: 6
 } as const
 /** One of {@link FrameKind}'s values. */
 export type FrameKind = typeof FrameKind[keyof typeof FrameKind]

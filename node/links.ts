@@ -21,14 +21,14 @@ import { WireError } from '../overlay/wire-errors.ts'
 import { decodeChunkFrame, encodeChunkFrame } from './chunk-frame.ts'
 import { FrameChannel, FrameKind, type FrameChannelInit } from './frame-channel.ts'
 import { decodeHello, encodeHello, peerIdPart, type Hello } from './hello.ts'
-import { BulkRouter } from './bulk-router.ts'
+import { BulkRouter, decodeTransferEnd } from './bulk-router.ts'
 import type { ResolvedNodeConfig } from './config.ts'
 import { componentLog } from './log.ts'
 
 /** Protocol of the per-neighbour control stream. */
 export const CONTROL_PROTOCOL = '/treecast/overlay/1.1.0'
-/** Protocol of a per-transfer bulk stream. */
-export const BULK_PROTOCOL = '/treecast/bulk/1.1.0'
+/** Protocol of a bulk stream: one long transfer at a time, reused for the next (node/bulk-router.ts). */
+export const BULK_PROTOCOL = '/treecast/bulk/1.2.0'
 
 /** What the link manager needs from the node around it. */
 export interface LinksHost {
@@ -313,6 +313,13 @@ export class Links {
       }
       case FrameKind.Heartbeat: return
       case FrameKind.Bye: { const p = this.peers.get(from); if (p !== undefined) p.byeReceived = true; return }
+      case FrameKind.End: {
+        // Every chunk before it went to the core, in order: tell the sender, whose stream
+        // is then free for its next transfer (node/bulk-router.ts).
+        if (bulk === undefined || decodeTransferEnd(body) === undefined) { this.host.reject('bad-end'); return }
+        try { bulk.send(FrameKind.EndAck, body.subarray()) } catch { /* closed meanwhile: the sender sends again */ }
+        return
+      }
       default: this.host.reject('unknown-frame')
     }
   }

@@ -1,16 +1,19 @@
 /**
  * Payloads below `bulkMinBytes` stay on the control stream; longer ones take bulk streams.
- * A peer that does not speak the bulk protocol refuses them: the sender must notice,
- * retry and finally send the transfer on the control stream, so nothing is lost or doubled.
+ * The next transfer to a peer takes an idle stream rather than a new one. A peer that
+ * does not speak the bulk protocol refuses them: the sender must notice, retry and finally
+ * send the transfer on the control stream, so nothing is lost or doubled.
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import type { TreecastNode } from '../node/create-treecast.ts'
 import { BULK_PROTOCOL } from '../node/links.ts'
-import { DeliveryRecorder, patterned, startCluster, stopAll, waitStable, withTimeout } from './node-helpers.ts'
+import { DeliveryRecorder, patterned, sleep, startCluster, stopAll, waitStable, withTimeout } from './node-helpers.ts'
 
 const V = 32
 
-type BulkStats = { opened: number, retries: number }
+type BulkStats = { opened: number, reused: number, retries: number }
+/** Idle bulk streams close after this long (swept with the heartbeats, every second). */
+const BULK_IDLE_MS = 300
 const bulkOf = (n: TreecastNode): BulkStats => ({ ...(n.overlay.counters() as { bulk: BulkStats }).bulk })
 
 describe('bulk streams', () => {
@@ -18,7 +21,7 @@ describe('bulk streams', () => {
   afterAll(async () => { await stopAll(nodes) }, 30_000)
 
   it('deliver long payloads exactly once, also to a peer that refuses the bulk protocol', async () => {
-    const cluster = await startCluster(4, { vnodes: V })
+    const cluster = await startCluster(4, { vnodes: V, init: () => ({ bulkIdleMs: BULK_IDLE_MS }) })
     nodes = cluster.nodes
     await waitStable(nodes, V)
     const rec = new DeliveryRecorder(V)
@@ -33,7 +36,7 @@ describe('bulk streams', () => {
       expect(c.missing.isEmpty && c.duplicated.isEmpty, rec.describe(h.id)).toBe(true)
       for (const d of rec.deliveries(h.id)) expect(d.bytes).toBe(size)
       const delta = (k: keyof BulkStats): number => nodes.reduce((n, x, i) => n + bulkOf(x)[k] - (before[i] as BulkStats)[k], 0)
-      return { opened: delta('opened'), retries: delta('retries') }
+      return { opened: delta('opened'), reused: delta('reused'), retries: delta('retries') }
     }
 
     // Below bulkMinBytes (256 KiB) a payload of several chunks stays on the control streams.
@@ -43,11 +46,20 @@ describe('bulk streams', () => {
     const first = await broadcastOnce(600 * 1024, 1, 'broadcast with bulk streams')
     expect(first.opened).toBeGreaterThanOrEqual(nodes.length - 1)
     expect(first.retries).toBe(0)
+    // Right after it (once the receivers acknowledged the ends), the same transfers to the
+    // same peers take the streams again.
+    await sleep(200)
+    const again = await broadcastOnce(600 * 1024, 5, 'broadcast on reused bulk streams')
+    expect(again.reused).toBeGreaterThan(0)
+    expect(again.opened).toBeLessThan(first.opened)
+    expect(again.retries).toBe(0)
 
     // One peer stops speaking it: its parent's streams to it are refused, and the transfer
     // still arrives, once.
     const deaf = nodes[nodes.length - 1] as TreecastNode
     await deaf.libp2p.unhandle(BULK_PROTOCOL)
+    // (the streams it accepted before stay open until they have been idle for bulkIdleMs)
+    await sleep(BULK_IDLE_MS + 2500)
     expect((await broadcastOnce(600 * 1024, 2, 'broadcast to a peer without the bulk protocol')).retries).toBeGreaterThan(0)
     // Just above bulkMinBytes too.
     expect((await broadcastOnce(260 * 1024, 4, 'short bulk transfer to a peer without the bulk protocol')).retries).toBeGreaterThan(0)
