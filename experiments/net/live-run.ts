@@ -333,6 +333,10 @@ export class LiveRun {
     const live = this.peers.filter((p) => p.status !== 'off' && p.status !== 'left' && p.status !== 'crashed')
     if (live.some((p) => p.status !== 'running' || p.node === undefined)) return
     if (live.some((p) => (p.node as TreecastNode).overlay.probing)) return
+    // Nobody probes also just after a crash nobody has noticed yet: stable only once every
+    // live peer's view of the members is the live set.
+    const ids = new Set(live.map((p) => (p.node as TreecastNode).id))
+    if (live.some((p) => { const m = (p.node as TreecastNode).members(); return m.length !== ids.size || m.some((id) => !ids.has(id)) })) return
     const r = this.openRepair
     if (r === null) return
     // Real peers: leavers are gone once nobody is leaving, so both times are one.
