@@ -57,6 +57,8 @@ interface BulkOut {
   above: boolean
   lastUsedAt: number
   done: boolean
+  /** When the `End` frame was queued (while done and not acknowledged). */
+  endAt: number
   /** Every chunk routed here, in order, to send again on a new stream if this one fails. */
   readonly history: ChunkMessage[]
   /** Streams opened for this transfer so far. */
@@ -123,7 +125,7 @@ export class BulkRouter {
       // short payloads onto a slow link until the control queue overflows.
       if (msg.open.totalBytes < this.cfg.bulkMinBytes && this.host.controlQueuedBytes(to) < this.cfg.bulkHighWaterBytes) return false
       if (this.out.size >= this.cfg.maxBulkStreams) return false
-      b = { key, to, poolKey: `${to}\n${msg.open.stripe ?? ''}`, channel: undefined, waiting: [], waitingBytes: 0, chunks: streamChunkCount(msg.open), upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, history: [], attempts: 0, onControl: false }
+      b = { key, to, poolKey: `${to}\n${msg.open.stripe ?? ''}`, channel: undefined, waiting: [], waitingBytes: 0, chunks: streamChunkCount(msg.open), upstreams: new Set(), above: false, lastUsedAt: this.host.clock(), done: false, endAt: 0, history: [], attempts: 0, onControl: false }
       this.out.set(key, b)
       void this.open(b)
     }
@@ -201,7 +203,10 @@ export class BulkRouter {
     }
     for (const b of [...this.out.values()]) {
       const queued = b.waitingBytes + (b.channel?.queuedBytes ?? 0)
-      if (queued > 0 || now - b.lastUsedAt <= this.cfg.bulkIdleMs) continue
+      // a finished transfer waits for its acknowledgement from when its End left, not
+      // from its last chunk (a long queue may take longer than bulkIdleMs to drain)
+      const since = b.done && !b.onControl ? b.endAt : b.lastUsedAt
+      if (queued > 0 || now - since <= this.cfg.bulkIdleMs) continue
       if (b.onControl || b.done) { this.drop(b); continue }
       // Not finished (the upstream is slow): close gracefully, never abort, so nothing sent
       // is lost; later chunks of the transfer take the control stream, in any order (the
@@ -237,6 +242,8 @@ export class BulkRouter {
     }
     if (this.out.get(b.key) !== b) { stream.abort(new Error('not needed')); return }
     this.stats.opened++
+    // The handlers outlive this transfer (the stream is reused): they see only the pool key.
+    const poolKey = b.poolKey
     const ch: FrameChannel = new FrameChannel(stream, { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: this.cfg.maxBulkQueuedBytes, onSent: this.host.onSent }, {
       frame: (kind, body) => { if (kind === FrameKind.EndAck) this.acknowledged(ch, body) },
       drained: () => {
@@ -245,7 +252,7 @@ export class BulkRouter {
         this.host.drained()
       },
       closed: () => {
-        this.removeIdle(b.poolKey, ch)
+        this.removeIdle(poolKey, ch)
         const owner = this.owners.get(ch)
         this.owners.delete(ch)
         // closed before the receiver acknowledged the transfer's end: send it again
@@ -263,8 +270,24 @@ export class BulkRouter {
     const waiting = b.waiting
     b.waiting = []
     b.waitingBytes = 0
-    for (const m of waiting) this.write(b, m, m.data.byteLength + 128)
+    for (const m of waiting) {
+      // a failed send retries, possibly on another stream, with the whole history
+      if (b.channel !== ch) break
+      this.write(b, m, m.data.byteLength + 128)
+    }
     this.check(b)
+  }
+
+  /**
+   * Everything inbound stream `u` carried for its transfer has been read (its `End` came):
+   * it no longer feeds any transfer here, so no backpressure of theirs may hold it. Its
+   * next transfer (the sender reuses it) would otherwise wait behind an unrelated one, and
+   * two such waits across opposite flows would wait on each other.
+   */
+  upstreamEnded (u: FrameChannel): void {
+    for (const b of this.out.values()) {
+      if (b.upstreams.delete(u) && b.above) this.unblock(u)
+    }
   }
 
   /** An idle stream of pool `key` still open, if any (the most recently used). */
@@ -293,6 +316,8 @@ export class BulkRouter {
   private acknowledged (ch: FrameChannel, body: Uint8ArrayList): void {
     const b = this.owners.get(ch)
     const id = decodeTransferEnd(body)
+    // a late answer on a stream this side is closing (its transfer was given up): nothing to do
+    if (b === undefined && ch.stream.writeStatus !== 'writable') return
     if (b === undefined || !b.done || b.channel !== ch || id === undefined || `${b.to}\n${id}` !== b.key) {
       this.host.log?.('unexpected end acknowledgement on a bulk stream to %s: closing it', b?.to)
       ch.abort(new Error('unexpected end acknowledgement'))
@@ -355,6 +380,7 @@ export class BulkRouter {
     // chunk of a striped transfer, as its stripes come (overlay/stripes.ts).
     if (b.history.length === b.chunks && msg === b.history[b.history.length - 1]) {
       b.done = true
+      b.endAt = this.host.clock()
       try {
         ch.send(FrameKind.End, encodeTransferEnd(msg.stream))
       } catch {
@@ -398,6 +424,7 @@ export class BulkRouter {
     this.out.delete(b.key)
     this.release(b)
     b.waiting = []
+    b.history.length = 0
     const ch = b.channel
     if (ch === undefined) return
     this.owners.delete(ch)

@@ -114,6 +114,10 @@ export class FrameChannel {
     stream.addEventListener('message', (evt) => { this.onData(evt.data) })
     stream.addEventListener('drain', () => { this.waitingDrain = false; this.flush() })
     stream.addEventListener('close', (evt) => { this.finish(evt.error) })
+    // libp2p closes a stream only once both ends closed their writing side: answer the
+    // remote's close with ours (after what is queued), or the stream stays half open, counts
+    // against the per-connection stream limit and never reports 'close' here.
+    stream.addEventListener('remoteCloseWrite', () => { void this.close() })
   }
 
   get closed (): boolean { return this.isClosed }

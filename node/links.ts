@@ -21,7 +21,7 @@ import { WireError } from '../overlay/wire-errors.ts'
 import { decodeChunkFrame, encodeChunkFrame } from './chunk-frame.ts'
 import { FrameChannel, FrameKind, type FrameChannelInit } from './frame-channel.ts'
 import { decodeHello, encodeHello, peerIdPart, type Hello } from './hello.ts'
-import { BulkRouter, decodeTransferEnd } from './bulk-router.ts'
+import { BulkRouter, decodeTransferEnd, encodeTransferEnd } from './bulk-router.ts'
 import type { ResolvedNodeConfig } from './config.ts'
 import { componentLog } from './log.ts'
 
@@ -64,10 +64,22 @@ interface Peer {
 export class Links {
   private readonly peers = new Map<string, Peer>()
   private readonly bulk: BulkRouter
+  /** Inbound bulk streams whose last frame was an `End` (no chunk since). */
+  private readonly endedBulk = new WeakSet<FrameChannel>()
   private heartbeatTimer: ReturnType<typeof setInterval> | undefined
   private running = false
   private sentWaiters: Array<() => void> = []
   private lastHeartbeatAt = 0
+  /**
+   * A channel that sent a frame this recently gets no beacon. Half an interval, so the
+   * silence the remote sees grows by at most that much; the ticks themselves may come
+   * up to `failureDetectionTimeoutMs / 2` late before this process counts itself stalled,
+   * so the skip is also kept below `timeout / 2 - interval` (none at the smallest timeout
+   * allowed, twice the interval): the worst silence then stays under the timeout.
+   */
+  private get heartbeatSkipMs (): number {
+    return Math.max(0, Math.min(this.cfg.heartbeatIntervalMs / 2, this.cfg.failureDetectionTimeoutMs / 2 - this.cfg.heartbeatIntervalMs))
+  }
   private readonly onSent = (n: number): void => { this.stats.bytesSent += n }
   readonly stats = { dials: 0, dialFailures: 0, pruned: 0, heartbeatsSent: 0, heartbeatsMissed: 0, queueOverflows: 0, bytesSent: 0, stalls: 0 }
   private readonly log: Logger
@@ -308,6 +320,7 @@ export class Links {
         }
         const p = this.peers.get(from)
         if (p !== undefined) p.lastUsedAt = this.clock()
+        if (bulk !== undefined) this.endedBulk.delete(bulk)
         this.host.message(from, msg, bulk)
         return
       }
@@ -315,9 +328,17 @@ export class Links {
       case FrameKind.Bye: { const p = this.peers.get(from); if (p !== undefined) p.byeReceived = true; return }
       case FrameKind.End: {
         // Every chunk before it went to the core, in order: tell the sender, whose stream
-        // is then free for its next transfer (node/bulk-router.ts).
-        if (bulk === undefined || decodeTransferEnd(body) === undefined) { this.host.reject('bad-end'); return }
-        try { bulk.send(FrameKind.EndAck, body.subarray()) } catch { /* closed meanwhile: the sender sends again */ }
+        // is then free for its next transfer (node/bulk-router.ts). One End per transfer:
+        // an End with no chunk since the last one is a peer flooding answers, not reading.
+        const id = decodeTransferEnd(body)
+        if (bulk === undefined || id === undefined || this.endedBulk.has(bulk)) {
+          this.host.reject('bad-end')
+          if (bulk !== undefined) bulk.abort(new Error('bad End frame'))
+          return
+        }
+        this.endedBulk.add(bulk)
+        this.bulk.upstreamEnded(bulk)
+        try { bulk.send(FrameKind.EndAck, encodeTransferEnd(id)) } catch { /* closed meanwhile: the sender sends again */ }
         return
       }
       default: this.host.reject('unknown-frame')
@@ -373,13 +394,13 @@ export class Links {
         continue
       }
       // One beacon per peer, on the channel messages use: the remote's liveness is the
-      // peer's (any of its channels), and a second channel after a simultaneous dial needs
-      // none. None either when that channel carried a frame within the last half interval:
-      // any frame tells the remote we are alive, and the silence it can see stays below 1.5
-      // intervals (failureDetectionTimeoutMs is at least 2). Each beacon costs a Noise frame
-      // and a Yamux window update back: at 24 peers, 20% of a core (EXPERIMENTS.md).
+      // peer's (any of its open channels; a channel the remote closed is closed here too,
+      // see FrameChannel), and a second channel after a simultaneous dial needs none. None
+      // either when that channel carried a frame within `heartbeatSkipMs`: any frame tells
+      // the remote we are alive. Each beacon costs a Noise frame and a Yamux window update
+      // back: at 24 peers, 20% of a core (EXPERIMENTS.md).
       const ch = p.channels[0] as FrameChannel
-      if (now - ch.lastSentAt < this.cfg.heartbeatIntervalMs / 2) continue
+      if (now - ch.lastSentAt < this.heartbeatSkipMs) continue
       try {
         ch.send(FrameKind.Heartbeat, new Uint8Array(0))
         this.stats.heartbeatsSent++

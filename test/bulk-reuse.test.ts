@@ -11,7 +11,7 @@ import * as varint from 'uint8-varint'
 import { BulkRouter, encodeTransferEnd, MAX_IDLE_BULK_STREAMS, type BulkHost } from '../node/bulk-router.ts'
 import { decodeChunkFrame } from '../node/chunk-frame.ts'
 import { DEFAULT_NODE_NET } from '../node/config.ts'
-import { FrameKind } from '../node/frame-channel.ts'
+import { FrameChannel, FrameKind } from '../node/frame-channel.ts'
 import type { ChunkMessage, StreamOpen } from '../overlay/messages.ts'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 
@@ -166,6 +166,29 @@ describe('bulk stream reuse', () => {
     await new Promise((resolve) => setTimeout(resolve, 0))
     expect(r.idleStreams).toBe(0)
     expect(streams[n]?.closedGracefully).toBe(true)
+  })
+
+  it("stops holding an inbound stream back once its transfer's End was read", async () => {
+    const { r, streams } = setup()
+    // the inbound stream the chunks come from, as the receiving side sees it
+    const inbound = new FakeStream()
+    const paused: string[] = []
+    inbound.pause = () => { inbound.readStatus = 'paused'; paused.push('pause') }
+    inbound.resume = () => { inbound.readStatus = 'readable'; paused.push('resume') }
+    const u = new FrameChannel(inbound as unknown as Stream, { maxFrameBytes: 1 << 20, maxQueuedBytes: 1 << 24 }, { frame: () => {}, drained: () => {}, closed: () => {} }, () => 0)
+    // forwarded to a child whose stream takes nothing more: the queue passes the high-water mark
+    const big = DEFAULT_NODE_NET.bulkHighWaterBytes / CHUNK + 4
+    const open: StreamOpen = { id: 'o/9', origin: 'o', mode: 'bw', header: IntervalSet.range(0, 4), chunkCount: big, totalBytes: big * CHUNK, fallback: false, hops: 1 }
+    expect(r.route('c', { t: 'chunk', stream: 9, index: 0, data: new Uint8Array(CHUNK), open }, u)).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    const child = streams[0] as FakeStream
+    child.writableNeedsDrain = true
+    for (let i = 1; i < big; i++) r.route('c', { t: 'chunk', stream: 9, index: i, data: new Uint8Array(CHUNK) }, u)
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(paused).toEqual(['pause'])
+    // the End of the inbound transfer arrives (links.ts): the stream may carry the next one
+    r.upstreamEnded(u)
+    expect(paused).toEqual(['pause', 'resume'])
   })
 
   it('closes a stream whose acknowledgement names another transfer', async () => {

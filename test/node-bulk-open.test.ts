@@ -60,6 +60,10 @@ describe('bulk streams', () => {
     await deaf.libp2p.unhandle(BULK_PROTOCOL)
     // (the streams it accepted before stay open until they have been idle for bulkIdleMs)
     await sleep(BULK_IDLE_MS + 2500)
+    // Closed at both ends: libp2p keeps a stream until both have closed their writing side,
+    // and a half-open one would count against the per-connection limit for good.
+    const bulkStreams = nodes.flatMap((n) => n.libp2p.getConnections().flatMap((c) => c.streams.filter((st) => st.protocol === BULK_PROTOCOL)))
+    expect(bulkStreams.map((st) => `${st.direction} ${st.status} ${st.writeStatus}/${st.remoteWriteStatus}`)).toEqual([])
     expect((await broadcastOnce(600 * 1024, 2, 'broadcast to a peer without the bulk protocol')).retries).toBeGreaterThan(0)
     // Just above bulkMinBytes too.
     expect((await broadcastOnce(260 * 1024, 4, 'short bulk transfer to a peer without the bulk protocol')).retries).toBeGreaterThan(0)
