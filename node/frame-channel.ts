@@ -94,8 +94,6 @@ export class FrameChannel {
   private readonly decoder: LengthPrefixedDecoder
   /** When last a frame arrived (driver clock). */
   lastReceivedAt = 0
-  /** When last a batch was handed to the stream (driver clock; -Infinity before the first). */
-  lastSentAt = -Infinity
   /** Bytes written to the stream so far. */
   bytesSent = 0
   /** Entries queued so far, and handed to the stream so far (a queue position clock). */
@@ -229,7 +227,6 @@ export class FrameChannel {
         return
       }
       this.bytesSent += batch.byteLength
-      this.lastSentAt = this.clock()
       this.init.onSent?.(batch.byteLength)
       if (!ok || this.stream.writableNeedsDrain) this.waitingDrain = true
     }

@@ -70,16 +70,6 @@ export class Links {
   private running = false
   private sentWaiters: Array<() => void> = []
   private lastHeartbeatAt = 0
-  /**
-   * A channel that sent a frame this recently gets no beacon. Half an interval, so the
-   * silence the remote sees grows by at most that much; the ticks themselves may come
-   * up to `failureDetectionTimeoutMs / 2` late before this process counts itself stalled,
-   * so the skip is also kept below `timeout / 2 - interval` (none at the smallest timeout
-   * allowed, twice the interval): the worst silence then stays under the timeout.
-   */
-  private get heartbeatSkipMs (): number {
-    return Math.max(0, Math.min(this.cfg.heartbeatIntervalMs / 2, this.cfg.failureDetectionTimeoutMs / 2 - this.cfg.heartbeatIntervalMs))
-  }
   private readonly onSent = (n: number): void => { this.stats.bytesSent += n }
   readonly stats = { dials: 0, dialFailures: 0, pruned: 0, heartbeatsSent: 0, heartbeatsMissed: 0, queueOverflows: 0, bytesSent: 0, stalls: 0 }
   private readonly log: Logger
@@ -393,18 +383,17 @@ export class Links {
         void this.verify(p.id)
         continue
       }
-      // One beacon per peer, on the channel messages use: the remote's liveness is the
-      // peer's (any of its open channels; a channel the remote closed is closed here too,
-      // see FrameChannel), and a second channel after a simultaneous dial needs none. None
-      // either when that channel carried a frame within `heartbeatSkipMs`: any frame tells
-      // the remote we are alive. Each beacon costs a Noise frame and a Yamux window update
-      // back: at 24 peers, 20% of a core (EXPERIMENTS.md).
-      const ch = p.channels[0] as FrameChannel
-      if (now - ch.lastSentAt < this.heartbeatSkipMs) continue
-      try {
-        ch.send(FrameKind.Heartbeat, new Uint8Array(0))
-        this.stats.heartbeatsSent++
-      } catch { /* closed meanwhile: its close handler runs */ }
+      // A beacon on every control stream, whatever else it carried. One per peer, and none
+      // on a stream that had just carried a frame, saved a fifth of the idle CPU of 24
+      // in-process peers, but with it 3 of 13 of their cold starts did not settle, with
+      // missed heartbeats where counted; not proven the cause, so reverted (EXPERIMENTS.md,
+      // sixteenth round).
+      for (const ch of [...p.channels]) {
+        try {
+          ch.send(FrameKind.Heartbeat, new Uint8Array(0))
+          this.stats.heartbeatsSent++
+        } catch { /* closed meanwhile: its close handler runs */ }
+      }
     }
     this.bulk.sweep(now)
     this.prune()
