@@ -244,7 +244,7 @@ export class BulkRouter {
     this.stats.opened++
     // The handlers outlive this transfer (the stream is reused): they see only the pool key.
     const poolKey = b.poolKey
-    const ch: FrameChannel = new FrameChannel(stream, { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: this.cfg.maxBulkQueuedBytes, onSent: this.host.onSent }, {
+    const ch: FrameChannel = new FrameChannel(stream, { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: this.cfg.maxBulkQueuedBytes, onSent: this.host.onSent, closeOnRemoteClose: true }, {
       frame: (kind, body) => { if (kind === FrameKind.EndAck) this.acknowledged(ch, body) },
       drained: () => {
         const owner = this.owners.get(ch)

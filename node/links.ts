@@ -293,7 +293,7 @@ export class Links {
   }
 
   private channelInit (bulk: boolean): FrameChannelInit {
-    return { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: bulk ? this.cfg.maxBulkQueuedBytes : this.cfg.maxQueuedBytes, onSent: this.onSent }
+    return { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: bulk ? this.cfg.maxBulkQueuedBytes : this.cfg.maxQueuedBytes, onSent: this.onSent, closeOnRemoteClose: bulk }
   }
 
   private onFrame (from: string, kind: number, body: Uint8ArrayList, bulk: FrameChannel | undefined): void {
