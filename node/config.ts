@@ -30,11 +30,21 @@ export interface NodeNetInit {
    */
   failureDetectionTimeoutMs?: number
   /**
-   * Dial plus stream negotiation timeout; a peer that cannot be reached within it after its
-   * connection closed is reported down. Generous because a loaded machine handshakes slowly.
+   * Dial plus stream negotiation timeout of one attempt. Generous because a loaded machine
+   * handshakes slowly. createTreecast gives libp2p's own dial and per-address timeouts this
+   * value too (libp2p's per-address default, 6 s, would otherwise cut attempts short).
    * @default 10000
    */
   dialTimeoutMs?: number
+  /**
+   * Attempts to open a control stream to a peer before it is reported down, when the
+   * attempts time out. A refused or otherwise failed dial (the process is gone) is
+   * reported at once; a timeout may be an overloaded peer or machine (24 peers in one
+   * process take 6 s to finish a handshake during their cold start), and reporting it
+   * gets a live peer declared dead. A hung peer is reported after this many timeouts.
+   * @default 2
+   */
+  dialAttempts?: number
   /**
    * Largest frame accepted from a peer (a chunk of `chunkBytes` or a probe download plus
    * headers); larger frames reset the stream.
@@ -99,6 +109,7 @@ export const DEFAULT_NODE_NET: ResolvedNodeConfig = Object.freeze({
   heartbeatIntervalMs: 1000,
   failureDetectionTimeoutMs: 5000,
   dialTimeoutMs: 10_000,
+  dialAttempts: 2,
   maxFrameBytes: 1024 * 1024 + 128 * 1024,
   maxQueuedBytes: 32 * 1024 * 1024,
   bulkHighWaterBytes: 1024 * 1024,

@@ -10,6 +10,7 @@ import { tcp } from '@libp2p/tcp'
 import { preSharedKey } from '@libp2p/pnet'
 import { createLibp2p, type Libp2p, type Libp2pOptions } from 'libp2p'
 import type { Multiaddr } from '@multiformats/multiaddr'
+import { DEFAULT_NODE_NET } from './config.ts'
 import { InvalidArgumentError, NotStartedError } from './errors.ts'
 import type { TreecastEvents } from './events.ts'
 import type { CollectiveInit } from '../overlay/collective.ts'
@@ -154,7 +155,10 @@ export async function createTreecast (init: CreateTreecastInit = {}): Promise<Tr
     connectionManager: {
       maxConnections: init.maxConnections ?? 256,
       inboundConnectionThreshold: init.inboundConnectionThreshold ?? 10_000,
-      maxIncomingPendingConnections: init.maxIncomingPendingConnections ?? 256
+      maxIncomingPendingConnections: init.maxIncomingPendingConnections ?? 256,
+      // One attempt may take dialTimeoutMs (libp2p's per-address limit is 6 s otherwise).
+      dialTimeout: init.dialTimeoutMs ?? DEFAULT_NODE_NET.dialTimeoutMs,
+      addressDialTimeout: init.dialTimeoutMs ?? DEFAULT_NODE_NET.dialTimeoutMs
     },
     // The monitor pings every connection and closes slow ones: treecast has its own
     // heartbeats, and under emulated delay or a busy CPU the monitor kills live links.

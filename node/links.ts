@@ -24,6 +24,7 @@ import { decodeHello, encodeHello, peerIdPart, type Hello } from './hello.ts'
 import { BulkRouter, decodeTransferEnd, encodeTransferEnd } from './bulk-router.ts'
 import type { ResolvedNodeConfig } from './config.ts'
 import { componentLog } from './log.ts'
+import { DialFailure, isTimeout } from './dial-failure.ts'
 
 /** Protocol of the per-neighbour control stream. */
 export const CONTROL_PROTOCOL = '/treecast/overlay/1.1.0'
@@ -71,7 +72,7 @@ export class Links {
   private sentWaiters: Array<() => void> = []
   private lastHeartbeatAt = 0
   private readonly onSent = (n: number): void => { this.stats.bytesSent += n }
-  readonly stats = { dials: 0, dialFailures: 0, pruned: 0, heartbeatsSent: 0, heartbeatsMissed: 0, queueOverflows: 0, bytesSent: 0, stalls: 0 }
+  readonly stats = { dials: 0, dialFailures: 0, dialRetries: 0, pruned: 0, heartbeatsSent: 0, heartbeatsMissed: 0, queueOverflows: 0, bytesSent: 0, stalls: 0 }
   private readonly log: Logger
 
   constructor (
@@ -204,31 +205,57 @@ export class Links {
     return p
   }
 
-  /** Dials `peer` (an overlay id) and opens a stream of `protocol`. */
+  /**
+   * Dials `peer` (an overlay id) and opens a stream of `protocol`. Failures are
+   * {@link DialFailure}s that say whether the attempt timed out and how far it got.
+   */
   async openStream (peer: string, protocol: string): Promise<Stream> {
     const signal = AbortSignal.timeout(this.cfg.dialTimeoutMs)
     this.stats.dials++
-    const conn = await this.components.connectionManager.openConnection(multiaddr(peer), { signal })
-    // A stream opened on a closing connection trips a yamux race (see libp2p-guard.ts).
-    if (conn.status !== 'open') throw new Error(`connection to ${peer} is ${conn.status}`)
-    return await conn.newStream(protocol, { signal })
+    const t0 = this.clock()
+    let stage = 'connecting'
+    try {
+      const conn = await this.components.connectionManager.openConnection(multiaddr(peer), { signal })
+      // A stream opened on a closing connection trips a yamux race (see libp2p-guard.ts).
+      if (conn.status !== 'open') throw new Error(`connection to ${peer} is ${conn.status}`)
+      stage = `negotiating ${protocol} (connected after ${Math.round(this.clock() - t0)} ms)`
+      return await conn.newStream(protocol, { signal })
+    } catch (err) {
+      throw new DialFailure(err, signal.aborted || isTimeout(err), Math.round(this.clock() - t0), stage)
+    }
   }
 
+  /**
+   * Opens the control stream to `p`. Attempts that time out are made again, up to
+   * `dialAttempts`; a peer that refuses, or keeps timing out, is reported down.
+   */
   private async dial (p: Peer): Promise<void> {
     p.dialing = true
     try {
-      const stream = await this.openStream(p.id, CONTROL_PROTOCOL)
-      if (!this.running || this.peers.get(p.id) !== p) { stream.abort(new Error('not needed')); return }
-      const ch = this.channel(stream, p.id)
-      ch.send(FrameKind.Hello, encodeHello(this.host.hello()))
-      this.attach(p, ch)
-    } catch (err) {
-      this.stats.dialFailures++
-      if (this.peers.get(p.id) === p) {
-        this.peers.delete(p.id)
-        this.notifySent()
-        this.log('dial to %s failed (%s): reporting it down', p.id, (err as Error).message)
-        if (this.running) this.host.peerDown(p.id, p.incarnation)
+      for (let attempt = 1; ; attempt++) {
+        let stream: Stream
+        try {
+          stream = await this.openStream(p.id, CONTROL_PROTOCOL)
+        } catch (err) {
+          this.stats.dialFailures++
+          if (this.peers.get(p.id) !== p || !this.running) return
+          const timedOut = err instanceof DialFailure && err.timedOut
+          if (timedOut && attempt < this.cfg.dialAttempts) {
+            this.stats.dialRetries++
+            this.log('dial to %s timed out (%s): attempt %d of %d', p.id, (err as Error).message, attempt + 1, this.cfg.dialAttempts)
+            continue
+          }
+          this.peers.delete(p.id)
+          this.notifySent()
+          this.log('dial to %s failed (%s): reporting it down', p.id, (err as Error).message)
+          this.host.peerDown(p.id, p.incarnation)
+          return
+        }
+        if (!this.running || this.peers.get(p.id) !== p) { stream.abort(new Error('not needed')); return }
+        const ch = this.channel(stream, p.id)
+        ch.send(FrameKind.Hello, encodeHello(this.host.hello()))
+        this.attach(p, ch)
+        return
       }
     } finally {
       p.dialing = false

@@ -11,20 +11,7 @@ import { encodeChunkFrame } from '../node/chunk-frame.ts'
 import { BATCH_BYTES, FrameChannel, FrameKind, type FrameBody } from '../node/frame-channel.ts'
 import { NODE_CHUNK_BYTES } from '../node/treecast-service.ts'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
-
-/** A stream that records what is sent and can be fed bytes. */
-class FakeStream extends EventTarget {
-  writeStatus = 'writable'
-  readStatus = 'readable'
-  writableNeedsDrain = false
-  readonly sent: Uint8ArrayList[] = []
-  send (data: Uint8ArrayList): boolean { this.sent.push(data); return true }
-  feed (data: Uint8ArrayList): void { this.dispatchEvent(Object.assign(new Event('message'), { data })) }
-  pause (): void {}
-  resume (): void {}
-  abort (): void {}
-  async close (): Promise<void> {}
-}
+import { FakeStream } from './fake-stream.ts'
 
 interface Got { kind: number, body: Uint8Array }
 

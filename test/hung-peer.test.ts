@@ -10,7 +10,9 @@ import { afterAll, describe, expect, it } from 'vitest'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const FIXTURE = fileURLToPath(new URL('./fixtures/peer-process.ts', import.meta.url))
-const OPTIONS = JSON.stringify({ heartbeatIntervalMs: 300, failureDetectionTimeoutMs: 1500 })
+// A hung peer's dials time out (its kernel accepts, its process never answers): reported
+// after dialAttempts (2) of them, 4 s here.
+const OPTIONS = JSON.stringify({ heartbeatIntervalMs: 300, failureDetectionTimeoutMs: 1500, dialTimeoutMs: 2000 })
 
 interface Ev { ev: string, [k: string]: unknown }
 

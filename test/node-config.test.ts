@@ -19,6 +19,8 @@ describe('resolveNodeConfig', () => {
     for (const bad of [0, -1, Number.NaN, Infinity]) expect(() => resolveNodeConfig({ bulkMinBytes: bad })).toThrow(InvalidConfigError)
     expect(() => resolveNodeConfig({ bulkMinBytes: 1000.5 })).toThrow(/integer/)
     expect(() => resolveNodeConfig({ bulkMinBytes: '1' as unknown as number })).toThrow(InvalidConfigError)
+    for (const bad of [0, 1.5]) expect(() => resolveNodeConfig({ dialAttempts: bad })).toThrow(InvalidConfigError)
+    expect(resolveNodeConfig({}).dialAttempts).toBe(2)
     // A control-stream transfer may not fill the control queue.
     expect(() => resolveNodeConfig({ bulkMinBytes: 8 * 1024 * 1024 })).toThrow(/maxQueuedBytes \/ 8/)
     expect(resolveNodeConfig({ bulkMinBytes: 8 * 1024 * 1024, maxQueuedBytes: 64 * 1024 * 1024 }).bulkMinBytes).toBe(8 * 1024 * 1024)

@@ -10,24 +10,17 @@ import { multiaddr } from '@multiformats/multiaddr'
 import type { MultiaddrConnection } from '@libp2p/interface'
 import { Uint8ArrayList } from 'uint8arraylist'
 import { Pipe, Poller, ShapedConnection, type Chunk, type PipeInit } from '../node/wan/index.ts'
+import { FakeStream } from './fake-stream.ts'
 
 const PIPE: PipeInit = { from: 'a', to: 'b', delayMs: 2, rateBytesPerSec: Infinity, quantumBytes: 16 * 1024, backlogHighWaterBytes: 1 << 20, maxInFlightBytes: 1 << 24 }
 
-/** The socket side: records what the shaped connection writes, and can "receive" bytes. */
-class FakeSocket extends EventTarget {
+/** The socket side: records what the shaped connection writes (`sent`), and can "receive" bytes (`feed`). */
+class FakeSocket extends FakeStream<Chunk> {
   readonly remoteAddr = multiaddr('/ip4/127.0.0.1/tcp/4001')
   readonly direction = 'outbound'
   readonly log = logger('test:wan-shaped')
   readonly inactivityTimeout = 0
   readonly status = 'open'
-  readonly writableNeedsDrain = false
-  readonly written: Chunk[] = []
-  send (data: Chunk): boolean { this.written.push(data); return true }
-  receive (data: Chunk): void { this.dispatchEvent(Object.assign(new Event('message'), { data })) }
-  pause (): void {}
-  resume (): void {}
-  abort (): void {}
-  async close (): Promise<void> {}
 }
 
 async function settle (): Promise<void> { await new Promise((resolve) => setTimeout(resolve, 30)) }
@@ -44,8 +37,8 @@ describe('ShapedConnection', () => {
     conn.send(new Uint8ArrayList(bytes(0, 1), bytes(12)))
     conn.send(bytes(0, 3, 13, 14, 15))
     await settle()
-    expect(socket.written).toHaveLength(1)
-    const w = socket.written[0]
+    expect(socket.sent).toHaveLength(1)
+    const w = socket.sent[0]
     expect(w).toBeInstanceOf(Uint8Array)
     expect([...(w as Uint8Array)]).toEqual([0, 2, 10, 11, 0, 1, 12, 0, 3, 13, 14, 15])
     conn.abort(new Error('done'))
@@ -56,8 +49,8 @@ describe('ShapedConnection', () => {
     const conn = new ShapedConnection(socket as unknown as MultiaddrConnection, { up: new Pipe(PIPE, poller), down: new Pipe(PIPE, poller) })
     const got: Array<Uint8Array | Uint8ArrayList> = []
     conn.addEventListener('message', (evt) => { got.push(evt.data) })
-    socket.receive(new Uint8ArrayList(bytes(1, 2), bytes(3)))
-    socket.receive(bytes(4, 5))
+    socket.feed(new Uint8ArrayList(bytes(1, 2), bytes(3)))
+    socket.feed(bytes(4, 5))
     await settle()
     expect(got).toHaveLength(1)
     // libp2p may wrap it in a list of its own: one buffer in it

@@ -15,6 +15,7 @@ import { identify, type Identify } from '@libp2p/identify'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p, type Libp2p } from 'libp2p'
+import { DEFAULT_NODE_NET } from '../../node/config.ts'
 import { TreecastNode } from '../../node/create-treecast.ts'
 import { treecast, type TreecastService } from '../../node/treecast-service.ts'
 import { WanEmulator } from '../../node/wan/wan-emulator.ts'
@@ -68,7 +69,7 @@ export async function startHosts (plan: Plan, seed: number): Promise<Hosts> {
         transports: [emulator.transport()],
         connectionEncrypters: [noise()],
         streamMuxers: [yamux({ streamOptions: { maxStreamWindowSize: 2 * 1024 * 1024 } })],
-        connectionManager: { maxConnections: 256, inboundConnectionThreshold: 10_000, maxIncomingPendingConnections: 256 },
+        connectionManager: { maxConnections: 256, inboundConnectionThreshold: 10_000, maxIncomingPendingConnections: 256, dialTimeout: DEFAULT_NODE_NET.dialTimeoutMs, addressDialTimeout: DEFAULT_NODE_NET.dialTimeoutMs },
         connectionMonitor: { enabled: false },
         metrics: counter.metrics(),
         services: {

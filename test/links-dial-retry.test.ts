@@ -1,0 +1,152 @@
+/**
+ * How a failed dial of a control stream is judged (node/links.ts, node/dial-failure.ts): a
+ * timeout is tried again up to `dialAttempts` before the peer is reported down (an
+ * overloaded machine handshakes late; 24 in-process peers took over 6 s during a cold
+ * start and had live peers declared dead), a refusal is reported at once, and a retry
+ * that connects delivers what was queued. Fake libp2p components, no sockets.
+ */
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import type { Stream } from '@libp2p/interface'
+import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
+import { Uint8ArrayList } from 'uint8arraylist'
+import { afterEach, describe, expect, it } from 'vitest'
+import { DEFAULT_CODEC_LIMITS } from '../overlay/codec.ts'
+import { resolveNodeConfig, type NodeNetInit } from '../node/config.ts'
+import { DialFailure, isTimeout } from '../node/dial-failure.ts'
+import { FrameKind } from '../node/frame-channel.ts'
+import { Links } from '../node/links.ts'
+import { FakeStream } from './fake-stream.ts'
+
+const timeoutError = (): Error => Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' })
+const refusedError = (): Error => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4001'), { code: 'ECONNREFUSED' })
+
+/** What each openConnection call does, in order: fail with an error, or connect. */
+type Step = Error | 'connect'
+
+interface Rig { links: Links, down: string[], streams: FakeStream[], calls: () => number }
+
+async function rig (steps: Step[], net: NodeNetInit = {}): Promise<Rig> {
+  const down: string[] = []
+  const streams: FakeStream[] = []
+  let calls = 0
+  const connectionManager = {
+    openConnection: async () => {
+      const step = steps[calls++] ?? refusedError()
+      await Promise.resolve()
+      if (step instanceof Error) throw step
+      return {
+        id: `c${calls}`,
+        status: 'open',
+        newStream: async () => { const s = new FakeStream(); streams.push(s); return s as unknown as Stream }
+      }
+    }
+  } as unknown as ConnectionManager
+  const registrar = { handle: async () => {}, unhandle: async () => {} } as unknown as Registrar
+  const links = new Links({ registrar, connectionManager }, resolveNodeConfig({ heartbeatIntervalMs: 60_000, failureDetectionTimeoutMs: 120_000, ...net }), DEFAULT_CODEC_LIMITS, {
+    hello: () => ({ id: 'self', incarnation: 1 }),
+    message: () => {},
+    reject: () => {},
+    peerDown: (peer) => { down.push(peer) },
+    keep: () => false,
+    connected: () => {}
+  }, () => performance.now())
+  await links.start()
+  return { links, down, streams, calls: () => calls }
+}
+
+const settled = async (): Promise<void> => { for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve)) }
+
+/** The kinds of the frames written on a fake stream (each send is a batch of length-prefixed frames). */
+function frameKinds (s: FakeStream): number[] {
+  const kinds: number[] = []
+  for (const batch of s.sent) {
+    const bytes = new Uint8ArrayList(batch).subarray()
+    let off = 0
+    while (off < bytes.length) {
+      let len = 0
+      let shift = 0
+      for (;;) { const b = bytes[off++] as number; len |= (b & 0x7f) << shift; shift += 7; if (b < 0x80) break }
+      kinds.push(bytes[off] as number)
+      off += len
+    }
+  }
+  return kinds
+}
+
+describe('dialling a control stream', () => {
+  let peer = ''
+  let current: Rig | undefined
+  afterEach(async () => { await current?.links.stop(); current = undefined })
+
+  const target = async (): Promise<string> => {
+    if (peer === '') peer = `/ip4/127.0.0.1/tcp/4001/p2p/${peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()}`
+    return peer
+  }
+
+  it('tries a timed-out dial again and delivers what waited, reporting nobody down', async () => {
+    const to = await target()
+    current = await rig([timeoutError(), 'connect'])
+    current.links.send(to, { t: 'ping', nonce: 7 }, undefined)
+    await settled()
+    expect(current.calls()).toBe(2)
+    expect(current.down).toEqual([])
+    expect(current.links.stats).toMatchObject({ dials: 2, dialFailures: 1, dialRetries: 1 })
+    expect(current.links.connectedPeers()).toEqual([to])
+    const [s] = current.streams as [FakeStream]
+    expect(frameKinds(s)).toEqual([FrameKind.Hello, FrameKind.Core])
+  })
+
+  it('reports a peer down after dialAttempts timeouts', async () => {
+    const to = await target()
+    current = await rig([timeoutError(), timeoutError(), timeoutError(), 'connect'], { dialAttempts: 3 })
+    current.links.send(to, { t: 'ping', nonce: 1 }, undefined)
+    await settled()
+    expect(current.calls()).toBe(3)
+    expect(current.down).toEqual([to])
+    expect(current.links.stats).toMatchObject({ dials: 3, dialFailures: 3, dialRetries: 2 })
+    expect(current.links.connectedPeers()).toEqual([])
+  })
+
+  it('reports a refusing peer down at the first attempt', async () => {
+    const to = await target()
+    current = await rig([refusedError(), 'connect'])
+    current.links.send(to, { t: 'ping', nonce: 1 }, undefined)
+    await settled()
+    expect(current.calls()).toBe(1)
+    expect(current.down).toEqual([to])
+    expect(current.links.stats).toMatchObject({ dials: 1, dialFailures: 1, dialRetries: 0 })
+  })
+
+  it('with dialAttempts 1 reports the first timeout', async () => {
+    const to = await target()
+    current = await rig([timeoutError(), 'connect'], { dialAttempts: 1 })
+    current.links.send(to, { t: 'ping', nonce: 1 }, undefined)
+    await settled()
+    expect(current.down).toEqual([to])
+    expect(current.calls()).toBe(1)
+  })
+})
+
+describe('isTimeout', () => {
+  it('finds a timeout in the error, its causes or an AggregateError, and nothing else', () => {
+    expect(isTimeout(timeoutError())).toBe(true)
+    expect(isTimeout(Object.assign(new Error('aborted'), { name: 'AbortError' }))).toBe(true)
+    expect(isTimeout(new Error('wrapped', { cause: timeoutError() }))).toBe(true)
+    expect(isTimeout(new AggregateError([refusedError(), timeoutError()]))).toBe(true)
+    expect(isTimeout(new DialFailure(timeoutError(), true, 10, 'connecting').cause)).toBe(true)
+    expect(isTimeout(refusedError())).toBe(false)
+    expect(isTimeout(new AggregateError([refusedError()]))).toBe(false)
+    expect(isTimeout('timeout')).toBe(false)
+    expect(isTimeout(null)).toBe(false)
+    const loop: { name: string, cause?: unknown } = { name: 'Error' }
+    loop.cause = loop
+    expect(isTimeout(loop)).toBe(false)
+  })
+
+  it('says how far a failed attempt got', () => {
+    const f = new DialFailure(refusedError(), false, 12, 'connecting')
+    expect(f.message).toBe('connect ECONNREFUSED 127.0.0.1:4001, after 12 ms, connecting')
+    expect(f.timedOut).toBe(false)
+  })
+})
