@@ -13,6 +13,7 @@
  */
 import type { Stream } from '@libp2p/interface'
 import { LengthPrefixedDecoder } from '@libp2p/utils'
+import { frameLengthDecoder } from './frame-length.ts'
 import { Uint8ArrayList } from 'uint8arraylist'
 import * as varint from 'uint8-varint'
 import { ChannelClosedError, QueueFullError } from './errors.ts'
@@ -114,7 +115,7 @@ export class FrameChannel {
     private readonly handlers: FrameChannelHandlers,
     private readonly clock: () => number
   ) {
-    this.decoder = new LengthPrefixedDecoder({ maxDataLength: init.maxFrameBytes, maxBufferSize: 2 * init.maxFrameBytes + 16 })
+    this.decoder = new LengthPrefixedDecoder({ maxDataLength: init.maxFrameBytes, maxBufferSize: 2 * init.maxFrameBytes + 16, lengthDecoder: frameLengthDecoder(init.maxFrameBytes) })
     this.lastReceivedAt = clock()
     // Attach synchronously (pitfall 6): data arriving before a listener piles up.
     stream.addEventListener('message', (evt) => { this.onData(evt.data) })
