@@ -24,15 +24,18 @@ export interface NodeNetInit {
    */
   heartbeatIntervalMs?: number
   /**
-   * A peer whose control stream stays silent (no message, no heartbeat) this long is
-   * reported down; also the core's failure-detection timeout unless the core sets its own.
+   * A peer whose control streams stay silent (no message, no heartbeat) this long has them
+   * dropped and is redialled, and reported down if that fails (`dialAttempts`); also the
+   * core's failure-detection timeout unless the core sets its own.
    * @default 5000
    */
   failureDetectionTimeoutMs?: number
   /**
    * Dial plus stream negotiation timeout of one attempt. Generous because a loaded machine
-   * handshakes slowly. createTreecast gives libp2p's own dial and per-address timeouts this
-   * value too (libp2p's per-address default, 6 s, would otherwise cut attempts short).
+   * handshakes slowly. createTreecast gives libp2p's own dial, per-address and inbound
+   * upgrade timeouts this value too; with `treecast()` in a libp2p node of your own, set
+   * its `connectionManager.addressDialTimeout` (6 s by default) and
+   * `inboundUpgradeTimeout` (10 s) to at least this value, or they cut attempts short.
    * @default 10000
    */
   dialTimeoutMs?: number

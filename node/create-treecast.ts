@@ -156,9 +156,11 @@ export async function createTreecast (init: CreateTreecastInit = {}): Promise<Tr
       maxConnections: init.maxConnections ?? 256,
       inboundConnectionThreshold: init.inboundConnectionThreshold ?? 10_000,
       maxIncomingPendingConnections: init.maxIncomingPendingConnections ?? 256,
-      // One attempt may take dialTimeoutMs (libp2p's per-address limit is 6 s otherwise).
+      // One attempt may take dialTimeoutMs (libp2p's per-address limit is 6 s otherwise),
+      // and so may the peer's side of the handshake.
       dialTimeout: init.dialTimeoutMs ?? DEFAULT_NODE_NET.dialTimeoutMs,
-      addressDialTimeout: init.dialTimeoutMs ?? DEFAULT_NODE_NET.dialTimeoutMs
+      addressDialTimeout: init.dialTimeoutMs ?? DEFAULT_NODE_NET.dialTimeoutMs,
+      inboundUpgradeTimeout: init.dialTimeoutMs ?? DEFAULT_NODE_NET.dialTimeoutMs
     },
     // The monitor pings every connection and closes slow ones: treecast has its own
     // heartbeats, and under emulated delay or a busy CPU the monitor kills live links.

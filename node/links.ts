@@ -239,6 +239,8 @@ export class Links {
         } catch (err) {
           this.stats.dialFailures++
           if (this.peers.get(p.id) !== p || !this.running) return
+          // The peer dialled us meanwhile (both sides dial under load): it is alive.
+          if (p.channels.length > 0) { this.log('dial to %s failed (%s), but it connected to us meanwhile', p.id, (err as Error).message); return }
           const timedOut = err instanceof DialFailure && err.timedOut
           if (timedOut && attempt < this.cfg.dialAttempts) {
             this.stats.dialRetries++
@@ -373,8 +375,9 @@ export class Links {
   }
 
   /**
-   * The connection to `peer` closed without a goodbye, or a send failed: redial once. A
-   * crashed peer refuses the connection (or the dial times out) and is reported down.
+   * The connection to `peer` closed without a goodbye, or a send failed: redial. A crashed
+   * peer refuses the connection and is reported down at once; a hung one after
+   * `dialAttempts` timed-out dials.
    */
   private async verify (peer: string): Promise<void> {
     const p = this.peers.get(peer) ?? this.peer(peer)
@@ -401,8 +404,8 @@ export class Links {
       const heard = Math.max(...p.channels.map((c) => c.lastReceivedAt))
       if (now - heard > this.cfg.failureDetectionTimeoutMs) {
         // Silent for too long: drop its streams and redial. A hung or partitioned peer
-        // does not finish the handshake within dialTimeoutMs and is reported down; one
-        // that was only slow (a busy event loop) answers and stays.
+        // does not finish `dialAttempts` handshakes of dialTimeoutMs each and is reported
+        // down; one that was only slow (a busy event loop) answers and stays.
         this.stats.heartbeatsMissed++
         this.log('%s silent for %d ms: dropping its streams and redialling', p.id, Math.round(now - heard))
         for (const c of [...p.channels]) c.abort(new Error('heartbeats missed'))

@@ -70,6 +70,8 @@ describe('daemon config files', () => {
     expect([a.vnodes, a.logLevel, a.core.probeTimeoutMs]).toEqual([20, 'error', 200])
     const b = resolveConfig({ file: raw, env, flags: { vnodes: '30', probeTimeoutMs: '300' } })
     expect([b.vnodes, b.logLevel, b.core.probeTimeoutMs]).toEqual([30, 'error', 300])
+    // a node option by its own variable: dialAttempts
+    expect(resolveConfig({ file: {}, env: { TREECAST_DIAL_ATTEMPTS: '3' } }).net).toEqual({ dialAttempts: 3 })
   })
 
   it('names the bad field for bad values, whichever the format', () => {

@@ -15,16 +15,17 @@ import { DEFAULT_CODEC_LIMITS } from '../overlay/codec.ts'
 import { resolveNodeConfig, type NodeNetInit } from '../node/config.ts'
 import { DialFailure, isTimeout } from '../node/dial-failure.ts'
 import { FrameKind } from '../node/frame-channel.ts'
-import { Links } from '../node/links.ts'
+import { encodeHello } from '../node/hello.ts'
+import { CONTROL_PROTOCOL, Links } from '../node/links.ts'
 import { FakeStream } from './fake-stream.ts'
 
 const timeoutError = (): Error => Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' })
 const refusedError = (): Error => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4001'), { code: 'ECONNREFUSED' })
 
-/** What each openConnection call does, in order: fail with an error, or connect. */
-type Step = Error | 'connect'
+/** What each openConnection call does, in order: fail with an error, or connect; `before` runs first. */
+type Step = Error | 'connect' | { before: () => void, then: Error }
 
-interface Rig { links: Links, down: string[], streams: FakeStream[], calls: () => number }
+interface Rig { links: Links, down: string[], streams: FakeStream[], calls: () => number, inbound: (stream: FakeStream, remotePeer: string) => void }
 
 async function rig (steps: Step[], net: NodeNetInit = {}): Promise<Rig> {
   const down: string[] = []
@@ -35,6 +36,7 @@ async function rig (steps: Step[], net: NodeNetInit = {}): Promise<Rig> {
       const step = steps[calls++] ?? refusedError()
       await Promise.resolve()
       if (step instanceof Error) throw step
+      if (step !== 'connect') { step.before(); await Promise.resolve(); throw step.then }
       return {
         id: `c${calls}`,
         status: 'open',
@@ -42,7 +44,8 @@ async function rig (steps: Step[], net: NodeNetInit = {}): Promise<Rig> {
       }
     }
   } as unknown as ConnectionManager
-  const registrar = { handle: async () => {}, unhandle: async () => {} } as unknown as Registrar
+  const handlers = new Map<string, (stream: Stream, conn: unknown) => void>()
+  const registrar = { handle: async (protocol: string, h: (stream: Stream, conn: unknown) => void) => { handlers.set(protocol, h) }, unhandle: async () => {} } as unknown as Registrar
   const links = new Links({ registrar, connectionManager }, resolveNodeConfig({ heartbeatIntervalMs: 60_000, failureDetectionTimeoutMs: 120_000, ...net }), DEFAULT_CODEC_LIMITS, {
     hello: () => ({ id: 'self', incarnation: 1 }),
     message: () => {},
@@ -52,7 +55,17 @@ async function rig (steps: Step[], net: NodeNetInit = {}): Promise<Rig> {
     connected: () => {}
   }, () => performance.now())
   await links.start()
-  return { links, down, streams, calls: () => calls }
+  const inbound = (stream: FakeStream, remotePeer: string): void => {
+    handlers.get(CONTROL_PROTOCOL)?.(stream as unknown as Stream, { remotePeer: { toString: () => remotePeer } })
+  }
+  return { links, down, streams, calls: () => calls, inbound }
+}
+
+/** One frame as FrameChannel writes it: varint(1 + body length), kind, body. */
+function frame (kind: number, body: Uint8Array): Uint8ArrayList {
+  const n = body.length + 1
+  const prefix = n < 0x80 ? [n] : [(n & 0x7f) | 0x80, n >> 7]
+  return new Uint8ArrayList(Uint8Array.of(...prefix, kind), body)
 }
 
 const settled = async (): Promise<void> => { for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve)) }
@@ -108,6 +121,21 @@ describe('dialling a control stream', () => {
     expect(current.links.connectedPeers()).toEqual([])
   })
 
+  it('reports nobody down when the peer connected to us while our dial timed out', async () => {
+    const to = await target()
+    const remote = to.slice(to.lastIndexOf('/p2p/') + 5)
+    let r: Rig | undefined
+    const theirs = new FakeStream()
+    current = r = await rig([{ before: () => { r?.inbound(theirs, remote); theirs.feed(frame(FrameKind.Hello, encodeHello({ id: to, incarnation: 5 }))) }, then: timeoutError() }, timeoutError()], { dialAttempts: 2 })
+    current.links.send(to, { t: 'ping', nonce: 3 }, undefined)
+    await settled()
+    expect(current.calls()).toBe(1)
+    expect(current.down).toEqual([])
+    expect(current.links.connectedPeers()).toEqual([to])
+    // our hello answered theirs, and the waiting ping went out on their stream
+    expect(frameKinds(theirs)).toEqual([FrameKind.Hello, FrameKind.Core])
+  })
+
   it('reports a refusing peer down at the first attempt', async () => {
     const to = await target()
     current = await rig([refusedError(), 'connect'])
@@ -134,6 +162,8 @@ describe('isTimeout', () => {
     expect(isTimeout(Object.assign(new Error('aborted'), { name: 'AbortError' }))).toBe(true)
     expect(isTimeout(new Error('wrapped', { cause: timeoutError() }))).toBe(true)
     expect(isTimeout(new AggregateError([refusedError(), timeoutError()]))).toBe(true)
+    // libp2p's upgrader keeps only the message: EncryptionFailedError(err.message)
+    expect(isTimeout(Object.assign(new Error('The operation was aborted due to timeout'), { name: 'EncryptionFailedError' }))).toBe(true)
     expect(isTimeout(new DialFailure(timeoutError(), true, 10, 'connecting').cause)).toBe(true)
     expect(isTimeout(refusedError())).toBe(false)
     expect(isTimeout(new AggregateError([refusedError()]))).toBe(false)

@@ -69,7 +69,7 @@ export async function startHosts (plan: Plan, seed: number): Promise<Hosts> {
         transports: [emulator.transport()],
         connectionEncrypters: [noise()],
         streamMuxers: [yamux({ streamOptions: { maxStreamWindowSize: 2 * 1024 * 1024 } })],
-        connectionManager: { maxConnections: 256, inboundConnectionThreshold: 10_000, maxIncomingPendingConnections: 256, dialTimeout: DEFAULT_NODE_NET.dialTimeoutMs, addressDialTimeout: DEFAULT_NODE_NET.dialTimeoutMs },
+        connectionManager: { maxConnections: 256, inboundConnectionThreshold: 10_000, maxIncomingPendingConnections: 256, dialTimeout: DEFAULT_NODE_NET.dialTimeoutMs, addressDialTimeout: DEFAULT_NODE_NET.dialTimeoutMs, inboundUpgradeTimeout: DEFAULT_NODE_NET.dialTimeoutMs },
         connectionMonitor: { enabled: false },
         metrics: counter.metrics(),
         services: {

@@ -60,7 +60,7 @@ export interface DaemonConfig {
 
 /** Convenience fields mapped into `core` or `net`. */
 const CORE_FIELDS = ['probeTimeoutMs', 'steadyProbeIntervalMs', 'leaveTimeoutMs', 'maxPayloadBytes', 'reduceMaxDurationMs'] as const
-const NET_FIELDS = ['failureDetectionTimeoutMs', 'heartbeatIntervalMs', 'dialTimeoutMs', 'maxPeers'] as const
+const NET_FIELDS = ['failureDetectionTimeoutMs', 'heartbeatIntervalMs', 'dialTimeoutMs', 'dialAttempts', 'maxPeers'] as const
 
 type Kind = 'string' | 'list' | 'int' | 'bool' | 'level' | 'contribute'
 interface FieldSpec { key: string, env: string, kind: Kind }
