@@ -6,11 +6,11 @@ import './polyfill.ts'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
 import type { PrivateKey } from '@libp2p/interface'
-import { tcp } from '@libp2p/tcp'
 import { preSharedKey } from '@libp2p/pnet'
 import { createLibp2p, type Libp2p, type Libp2pOptions } from 'libp2p'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { DEFAULT_NODE_NET } from './config.ts'
+import { corkedTcp } from './corked-tcp.ts'
 import { InvalidArgumentError, NotStartedError } from './errors.ts'
 import type { TreecastEvents } from './events.ts'
 import type { CollectiveInit } from '../overlay/collective.ts'
@@ -46,8 +46,9 @@ export interface CreateTreecastInit extends TreecastInit {
    */
   privateKey?: PrivateKey
   /**
-   * The transport, in place of `tcp()` (for instance the wide-area emulator's).
-   * @default tcp()
+   * The transport, in place of `corkedTcp()` (for instance the wide-area emulator's, which
+   * corks too). `corkedTcp` (node/corked-tcp.ts) is `tcp()` writing each send at once.
+   * @default corkedTcp()
    */
   transport?: NonNullable<Libp2pOptions['transports']>[number]
   /**
@@ -146,7 +147,7 @@ export async function createTreecast (init: CreateTreecastInit = {}): Promise<Tr
     ...(init.privateKey !== undefined ? { privateKey: init.privateKey } : {}),
     addresses: { listen: init.listen ?? ['/ip4/127.0.0.1/tcp/0'], ...(init.announce !== undefined ? { announce: init.announce } : {}) },
     ...(init.psk !== undefined ? { connectionProtector: preSharedKey({ psk: init.psk }) } : {}),
-    transports: [init.transport ?? tcp()],
+    transports: [init.transport ?? corkedTcp()],
     connectionEncrypters: [noise()],
     // A paused stream stops yamux's window updates, so at most one window arrives while
     // paused; libp2p resets a stream whose read buffer passes 4 MiB, so the window must

@@ -9,6 +9,8 @@ export type { TreecastEvents, DeliveryEvent, ReducedEvent, ReduceFailedEvent, Ow
 export type { LinkMeasurement } from './measurements.ts'
 export * from './errors.ts'
 export { installLibp2pGuard } from './libp2p-guard.ts'
+export { corkedTcp } from './corked-tcp.ts'
+export { DialFailure } from './dial-failure.ts'
 export { WanEmulator } from './wan/wan-emulator.ts'
 export { IntervalSet } from '../virtual-nodes/interval-set.ts'
 export type { CoreInit } from '../overlay/config.ts'

@@ -7,12 +7,13 @@
  * receives through the remote→local pipe. The listening side is left untouched, so every
  * byte is shaped exactly once whoever dialed.
  */
-import { tcp, type TCPComponents, type TCPOptions } from '@libp2p/tcp'
+import type { TCPComponents, TCPOptions } from '@libp2p/tcp'
 import type { Connection, DialTransportOptions, MultiaddrConnection, PeerId, Transport, Upgrader } from '@libp2p/interface'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { performance } from 'node:perf_hooks'
 import { Alarm, Poller } from './alarm.ts'
 import { ShapedConnection, type ShapedLink } from './shaped-connection.ts'
+import { corkedTcp, delegate } from '../corked-tcp.ts'
 
 /** How a connection from one peer to another is shaped. */
 export interface ShapedRoute {
@@ -54,17 +55,6 @@ function sleep(poller: Poller, ms: number, signal?: AbortSignal): Promise<void> 
   })
 }
 
-/** Forwards every member of `target`, methods bound to it, except those in `overrides`. */
-function delegate<T extends object>(target: T, overrides: Partial<Record<PropertyKey, unknown>>): T {
-  return new Proxy(target, {
-    get(t, prop) {
-      if (Object.hasOwn(overrides, prop)) return overrides[prop]
-      const value: unknown = Reflect.get(t, prop, t)
-      return typeof value === 'function' ? value.bind(t) : value
-    }
-  })
-}
-
 /** An upgrader whose outbound upgrades see the raw connection through `link`. */
 function shapingUpgrader(upgrader: Upgrader, link: ShapedLink): Upgrader {
   const upgradeOutbound = async (maConn: MultiaddrConnection, opts: unknown): Promise<Connection> => {
@@ -75,11 +65,12 @@ function shapingUpgrader(upgrader: Upgrader, link: ShapedLink): Upgrader {
 
 /**
  * A transport factory for libp2p's `transports: [...]`, in place of `tcp(tcpInit)`: the
- * same TCP transport, with outbound connections shaped by `route`. `poller` times the
+ * same TCP transport, with outbound connections shaped by `route`, and every connection
+ * writing each send at once (node/corked-tcp.ts), as createTreecast's. `poller` times the
  * connect delay (a private one, without polling, by default).
  */
 export function shapedTcp(route: RouteLookup, tcpInit?: TCPOptions, poller = new Poller(0)): (components: ShapedTcpComponents) => Transport {
-  const factory = tcp(tcpInit)
+  const factory = corkedTcp(tcpInit)
   return components => {
     const inner = factory(components)
     const local = components.peerId.toString()
