@@ -97,28 +97,31 @@ describe('dialling a control stream', () => {
     return peer
   }
 
-  it('tries a timed-out dial again and delivers what waited, reporting nobody down', async () => {
+  /** A rig whose openConnection calls follow `steps`, after a ping to the target was queued and the dials settled. */
+  const dialled = async (steps: Step[], net: NodeNetInit = {}): Promise<{ to: string, r: Rig }> => {
     const to = await target()
-    current = await rig([timeoutError(), 'connect'])
-    current.links.send(to, { t: 'ping', nonce: 7 }, undefined)
+    const r = current = await rig(steps, net)
+    r.links.send(to, { t: 'ping', nonce: 1 }, undefined)
     await settled()
-    expect(current.calls()).toBe(2)
-    expect(current.down).toEqual([])
-    expect(current.links.stats).toMatchObject({ dials: 2, dialFailures: 1, dialRetries: 1 })
-    expect(current.links.connectedPeers()).toEqual([to])
-    const [s] = current.streams as [FakeStream]
+    return { to, r }
+  }
+
+  it('tries a timed-out dial again and delivers what waited, reporting nobody down', async () => {
+    const { to, r } = await dialled([timeoutError(), 'connect'])
+    expect(r.calls()).toBe(2)
+    expect(r.down).toEqual([])
+    expect(r.links.stats).toMatchObject({ dials: 2, dialFailures: 1, dialRetries: 1 })
+    expect(r.links.connectedPeers()).toEqual([to])
+    const [s] = r.streams as [FakeStream]
     expect(frameKinds(s)).toEqual([FrameKind.Hello, FrameKind.Core])
   })
 
   it('reports a peer down after dialAttempts timeouts', async () => {
-    const to = await target()
-    current = await rig([timeoutError(), timeoutError(), timeoutError(), 'connect'], { dialAttempts: 3 })
-    current.links.send(to, { t: 'ping', nonce: 1 }, undefined)
-    await settled()
-    expect(current.calls()).toBe(3)
-    expect(current.down).toEqual([to])
-    expect(current.links.stats).toMatchObject({ dials: 3, dialFailures: 3, dialRetries: 2 })
-    expect(current.links.connectedPeers()).toEqual([])
+    const { to, r } = await dialled([timeoutError(), timeoutError(), timeoutError(), 'connect'], { dialAttempts: 3 })
+    expect(r.calls()).toBe(3)
+    expect(r.down).toEqual([to])
+    expect(r.links.stats).toMatchObject({ dials: 3, dialFailures: 3, dialRetries: 2 })
+    expect(r.links.connectedPeers()).toEqual([])
   })
 
   it('reports nobody down when the peer connected to us while our dial timed out', async () => {
@@ -137,22 +140,16 @@ describe('dialling a control stream', () => {
   })
 
   it('reports a refusing peer down at the first attempt', async () => {
-    const to = await target()
-    current = await rig([refusedError(), 'connect'])
-    current.links.send(to, { t: 'ping', nonce: 1 }, undefined)
-    await settled()
-    expect(current.calls()).toBe(1)
-    expect(current.down).toEqual([to])
-    expect(current.links.stats).toMatchObject({ dials: 1, dialFailures: 1, dialRetries: 0 })
+    const { to, r } = await dialled([refusedError(), 'connect'])
+    expect(r.calls()).toBe(1)
+    expect(r.down).toEqual([to])
+    expect(r.links.stats).toMatchObject({ dials: 1, dialFailures: 1, dialRetries: 0 })
   })
 
   it('with dialAttempts 1 reports the first timeout', async () => {
-    const to = await target()
-    current = await rig([timeoutError(), 'connect'], { dialAttempts: 1 })
-    current.links.send(to, { t: 'ping', nonce: 1 }, undefined)
-    await settled()
-    expect(current.down).toEqual([to])
-    expect(current.calls()).toBe(1)
+    const { to, r } = await dialled([timeoutError(), 'connect'], { dialAttempts: 1 })
+    expect(r.down).toEqual([to])
+    expect(r.calls()).toBe(1)
   })
 })
 
