@@ -20,8 +20,6 @@ import '../node/polyfill.ts'
 import { createInterface } from 'node:readline'
 import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
-import { noise } from '@chainsafe/libp2p-noise'
-import { yamux } from '@chainsafe/libp2p-yamux'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import type { PeerId, Stream } from '@libp2p/interface'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
@@ -29,6 +27,8 @@ import { tcp } from '@libp2p/tcp'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { createTreecast, type TreecastNode } from '../node/create-treecast.ts'
+import { halfWindowYamux } from '../node/half-window-yamux.ts'
+import { quietNoise } from '../node/quiet-noise.ts'
 import { installLibp2pGuard } from '../node/libp2p-guard.ts'
 import type { WanEmulatorInit } from '../node/wan/config.ts'
 import { WanEmulator } from '../node/wan/wan-emulator.ts'
@@ -62,8 +62,8 @@ export async function createRawNode (): Promise<Libp2p> {
   const node = await createLibp2p({
     addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
     transports: [tcp()],
-    connectionEncrypters: [noise()],
-    streamMuxers: [yamux({ streamOptions: { maxStreamWindowSize: MAX_STREAM_WINDOW_BYTES } })],
+    connectionEncrypters: [quietNoise()],
+    streamMuxers: [halfWindowYamux({ streamOptions: { maxStreamWindowSize: MAX_STREAM_WINDOW_BYTES } })],
     connectionManager: { maxConnections: 256, inboundConnectionThreshold: 10_000, maxIncomingPendingConnections: 256 },
     connectionMonitor: { enabled: false }
   })

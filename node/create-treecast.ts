@@ -3,14 +3,14 @@
  * on one machine, with the treecast service, wrapped in a small node object.
  */
 import './polyfill.ts'
-import { noise } from '@chainsafe/libp2p-noise'
-import { yamux } from '@chainsafe/libp2p-yamux'
 import type { PrivateKey } from '@libp2p/interface'
 import { preSharedKey } from '@libp2p/pnet'
 import { createLibp2p, type Libp2p, type Libp2pOptions } from 'libp2p'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { DEFAULT_NODE_NET } from './config.ts'
 import { corkedTcp } from './corked-tcp.ts'
+import { halfWindowYamux } from './half-window-yamux.ts'
+import { quietNoise } from './quiet-noise.ts'
 import { InvalidArgumentError, NotStartedError } from './errors.ts'
 import type { TreecastEvents } from './events.ts'
 import type { CollectiveInit } from '../overlay/collective.ts'
@@ -148,11 +148,13 @@ export async function createTreecast (init: CreateTreecastInit = {}): Promise<Tr
     addresses: { listen: init.listen ?? ['/ip4/127.0.0.1/tcp/0'], ...(init.announce !== undefined ? { announce: init.announce } : {}) },
     ...(init.psk !== undefined ? { connectionProtector: preSharedKey({ psk: init.psk }) } : {}),
     transports: [init.transport ?? corkedTcp()],
-    connectionEncrypters: [noise()],
+    // Noise and Yamux with two per-read and per-frame costs taken out (node/quiet-noise.ts,
+    // node/half-window-yamux.ts; the wire protocols are unchanged).
+    connectionEncrypters: [quietNoise()],
     // A paused stream stops yamux's window updates, so at most one window arrives while
     // paused; libp2p resets a stream whose read buffer passes 4 MiB, so the window must
     // stay below it (yamux's default maximum is 16 MiB).
-    streamMuxers: [yamux({ streamOptions: { maxStreamWindowSize: init.maxStreamWindowBytes ?? 2 * 1024 * 1024 } })],
+    streamMuxers: [halfWindowYamux({ streamOptions: { maxStreamWindowSize: init.maxStreamWindowBytes ?? 2 * 1024 * 1024 } })],
     connectionManager: {
       maxConnections: init.maxConnections ?? 256,
       inboundConnectionThreshold: init.inboundConnectionThreshold ?? 10_000,

@@ -143,7 +143,7 @@ export async function runComparison (ctx: ExperimentContext, overrides: PlanOver
         stallMs: plan.stallMs,
         maxMessageMs: plan.maxMessageMs,
         seed: ctx.seed,
-        hosts: 'one libp2p 3.3.11 host per peer running both systems: treecast, @libp2p/identify 4.1.14, gossipsub; TCP + Noise + Yamux (maxStreamWindowSize 2 MiB), connection monitor off, maxConnections 256',
+        hosts: 'one libp2p 3.3.11 host per peer running both systems: treecast, @libp2p/identify 4.1.14, gossipsub; TCP with corked sends + Noise reading lengths without an exception (quietNoise) + Yamux with window updates at half a window (halfWindowYamux, maxStreamWindowSize 2 MiB), shared by both systems, connection monitor off, maxConnections 256',
         gossipsub: GOSSIPSUB_RECORDED,
         treecast: {
           options: 'defaults (node/config.ts, overlay/config.ts) except `core` below: switch point 256 KiB (latency tree below, bandwidth tree from it), 64 KiB chunks, steady probing off',

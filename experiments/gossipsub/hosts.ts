@@ -2,13 +2,12 @@
  * The peers of the comparison: N real libp2p hosts in this process (TCP on loopback, Noise,
  * Yamux), each running BOTH systems as libp2p services (treecast, identify, gossipsub), on
  * the wide-area emulator of node/wan (4 clusters). The host is createTreecast's (same
- * connection-manager limits, 2 MiB Yamux windows, no connection monitor) plus identify and
- * gossipsub, and the traffic counter as libp2p's metrics hook.
+ * connection-manager limits, quiet Noise, half-window Yamux with 2 MiB windows, no connection
+ * monitor) plus identify and gossipsub, and the traffic counter as libp2p's metrics hook.
+ * Both systems share every connection, so the stack's savings count for both.
  */
 import '../../node/polyfill.ts'
 import { performance } from 'node:perf_hooks'
-import { noise } from '@chainsafe/libp2p-noise'
-import { yamux } from '@chainsafe/libp2p-yamux'
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys'
 import { gossipsub, type GossipSub } from '@libp2p/gossipsub'
 import { identify, type Identify } from '@libp2p/identify'
@@ -20,6 +19,8 @@ import { TreecastNode } from '../../node/create-treecast.ts'
 import { treecast, type TreecastService } from '../../node/treecast-service.ts'
 import { WanEmulator } from '../../node/wan/wan-emulator.ts'
 import { clusterNameOfPeer } from '../../node/wan/topology.ts'
+import { halfWindowYamux } from '../../node/half-window-yamux.ts'
+import { quietNoise } from '../../node/quiet-noise.ts'
 import { Rng } from '../sim/rng.ts'
 import { TOPIC, gossipsubOptions, type Plan } from './config.ts'
 import { TrafficCounter } from './traffic-counter.ts'
@@ -67,8 +68,8 @@ export async function startHosts (plan: Plan, seed: number): Promise<Hosts> {
         privateKey,
         addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
         transports: [emulator.transport()],
-        connectionEncrypters: [noise()],
-        streamMuxers: [yamux({ streamOptions: { maxStreamWindowSize: 2 * 1024 * 1024 } })],
+        connectionEncrypters: [quietNoise()],
+        streamMuxers: [halfWindowYamux({ streamOptions: { maxStreamWindowSize: 2 * 1024 * 1024 } })],
         connectionManager: { maxConnections: 256, inboundConnectionThreshold: 10_000, maxIncomingPendingConnections: 256, dialTimeout: DEFAULT_NODE_NET.dialTimeoutMs, addressDialTimeout: DEFAULT_NODE_NET.dialTimeoutMs, inboundUpgradeTimeout: DEFAULT_NODE_NET.dialTimeoutMs },
         connectionMonitor: { enabled: false },
         metrics: counter.metrics(),
