@@ -39,3 +39,8 @@ export class ReduceFailedError extends Error {
 export class RelayFailedError extends Error {
   override name = 'RelayFailedError'
 }
+
+/** An operation was pending when the overlay declared this peer dead (evicted). */
+export class EvictedError extends Error {
+  override name = 'EvictedError'
+}

@@ -60,6 +60,12 @@ export interface TreecastEvents {
   'joined': CustomEvent<null>
   /** A graceful leave finished (`drained`: every hand-off was acknowledged). */
   'left': CustomEvent<{ readonly drained: boolean }>
-  /** Others declared this peer dead while it was alive: it is out and must rejoin. */
+  /**
+   * Others declared this peer dead while it was alive: it is out, its pending operations
+   * fail with EvictedError, and it rejoins by itself (`rejoinAttempts`; 'joined' again
+   * when it is back, 'rejoin-failed' when every attempt failed).
+   */
   'evicted': CustomEvent<null>
+  /** Every rejoin attempt after an eviction failed: the peer stays out (`join()` may be called). */
+  'rejoin-failed': CustomEvent<{ readonly attempts: number, readonly errors: readonly string[] }>
 }

@@ -175,6 +175,11 @@ export class Links {
   }
 
   /** Disconnects from a peer that left or was declared dead. */
+  /** Forgets every peer (closing their streams), as after this peer's eviction: the others forgot it. */
+  forgetAll (): void {
+    for (const peer of [...this.peers.keys()]) this.forget(peer)
+  }
+
   forget (peer: string): void {
     const p = this.peers.get(peer)
     this.bulk.forget(peer)

@@ -12,13 +12,11 @@ import { TypedEventEmitter } from 'main-event'
 import { TreecastCore } from '../overlay/core.ts'
 import { DEFAULT_MAX_REDUCE_LENGTH, type CoreConfig, type CoreInit } from '../overlay/config.ts'
 import type { Message } from '../overlay/messages.ts'
-import type { CombineFn } from '../overlay/reduce-ops.ts'
-import type { ContributeFn } from '../overlay/reduction.ts'
 import type { CollectiveInit } from '../overlay/collective.ts'
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
-import { resolveNodeConfig, type NodeNetInit, type ResolvedNodeConfig } from './config.ts'
-import { AlreadyMemberError, InvalidArgumentError, JoinFailedError, NotStartedError, ReduceFailedError } from './errors.ts'
+import { resolveNodeConfig, type ResolvedNodeConfig } from './config.ts'
+import { AlreadyMemberError, EvictedError, InvalidArgumentError, JoinFailedError, NotStartedError, ReduceFailedError } from './errors.ts'
 import type { TreecastEvents } from './events.ts'
 import type { FrameChannel } from './frame-channel.ts'
 import { Links, type LinksHost } from './links.ts'
@@ -29,94 +27,11 @@ import { Pending } from './pending.ts'
 import { MAX_RELAYS, RELAY_FRAME_BYTES, RELAY_PROTOCOL, Relay } from './relay.ts'
 import { SendStats } from './send-stats.ts'
 import { componentLog } from './log.ts'
+import { concatChunks } from './concat-chunks.ts'
+import { rejoin, rejoinContacts } from './rejoin.ts'
+import { NODE_CHUNK_BYTES, NODE_NEAR_SURVEY_COUNT, type BroadcastHandle, type BroadcastOptions, type ReduceResult, type TreecastInit, type TreeView } from './service-types.ts'
 
-/**
- * The RTT survey of a starting node (the core's `nearSurveyCount`): 6 peers, not the
- * core's 32. Each survey ping to a peer not yet connected includes a dial; 24 peers in one
- * process surveying 32 each at once timed out and reported live peers down, 6 each settle.
- * On 24 real peers in 4 emulated clusters it cuts the latency tree's wide-area edges from
- * 10-15 to 4-5 and 128 KB broadcasts from 238-320 ms to 151-161 ms (EXPERIMENTS.md,
- * gossipsub-compare).
- */
-export const NODE_NEAR_SURVEY_COUNT = 6
-
-/**
- * The payload bytes per chunk of a node (the core's `chunkBytes`): 63 KiB, not the core's
- * 64 KiB, so that a chunk's frame (its header, usually under 200 bytes, and its data) fits
- * in one Noise message of at most 65,519 bytes with Yamux's header (node/frame-channel.ts
- * `BATCH_BYTES`). A 64 KiB chunk crossed as a full Noise message and a small one.
- */
-export const NODE_CHUNK_BYTES = 63 * 1024
-
-/** Options of a treecast node; every field has a default. */
-export interface TreecastInit extends NodeNetInit {
-  /**
-   * Protocol options (probe size, switch point, chunk size, timeouts...): see `CoreInit`.
-   * `failureDetectionTimeoutMs` defaults to this init's value, `probePingCount` to 2 and
-   * `nearSurveyCount` to {@link NODE_NEAR_SURVEY_COUNT} (6; the core's 32 would dial 32 peers
-   * at once at start).
-   * Many peers in one process measure each other badly during their cold start; set
-   * `steadyProbeIntervalMs` (e.g. 1000) there so trees keep improving (node/README.md).
-   * @default {}
-   */
-  core?: CoreInit
-  /**
-   * The application's contribution to a reduction for a set of owned virtual nodes.
-   * @default zeros
-   */
-  contribute?: ContributeFn
-  /**
-   * Custom reduction operations by name (sum, prod, min, max, band, bor, bxor are built in).
-   * @default {}
-   */
-  ops?: Readonly<Record<string, CombineFn>>
-  /**
-   * Uniform random numbers in [0,1) for probe targets. Inject a seeded one for tests.
-   * @default Math.random
-   */
-  random?: () => number
-  /**
-   * How long `join()` waits for the contact's answer.
-   * @default 30000
-   */
-  joinTimeoutMs?: number
-}
-
-/** Options of one broadcast. */
-export interface BroadcastOptions {
-  /** Which tree: 'auto' picks by size against the switch point. @default 'auto' */
-  mode?: 'auto' | TreeKind
-  /**
-   * A virtual node: the broadcast is rooted at its owner, which receives the payload from
-   * here and broadcasts it from its own trees. @default this peer is the root
-   */
-  root?: number
-}
-
-/** A broadcast in flight. */
-export interface BroadcastHandle {
-  readonly id: string
-  /** Resolves when every virtual node has it (all acknowledgements in at the root). */
-  readonly done: Promise<void>
-}
-
-/** A completed reduction. */
-export interface ReduceResult {
-  readonly id: string
-  readonly value: Float64Array
-  readonly covered: IntervalSet
-  readonly durationMs: number
-}
-
-/** Tree neighbours of this peer for one root. */
-export interface TreeView {
-  readonly kind: TreeKind
-  readonly root: string
-  readonly parent: string | null
-  readonly children: readonly string[]
-  /** lat: distance to the root (ms); bw: estimated rate from the root (bytes/s). */
-  readonly metric: number
-}
+export { NODE_NEAR_SURVEY_COUNT, NODE_CHUNK_BYTES, type TreecastInit, type BroadcastOptions, type BroadcastHandle, type ReduceResult, type TreeView } from './service-types.ts'
 
 /** The overlay service. Get it from `libp2p.services.treecast` or `createTreecast()`. */
 export class TreecastService extends TypedEventEmitter<TreecastEvents> implements Startable {
@@ -126,7 +41,10 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   private readonly relay: Relay
   private coreValue: TreecastCore | undefined
   private selfId = ''
-  private readonly incarnation = Date.now()
+  /** This peer's incarnation: a new one (larger) for every rejoin after an eviction. */
+  private incarnation = Date.now()
+  /** True while the automatic rejoin after an eviction runs. */
+  private rejoining = false
   private timer: ReturnType<typeof setTimeout> | undefined
   private timerAt = Infinity
   private started = false
@@ -143,6 +61,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     this.cfg = resolveNodeConfig(init)
     this.log = componentLog(components, 'treecast')
     if (init.joinTimeoutMs !== undefined && !(init.joinTimeoutMs > 0)) throw new InvalidArgumentError('joinTimeoutMs must be positive')
+    if (init.rejoinAttempts !== undefined && !(Number.isInteger(init.rejoinAttempts) && init.rejoinAttempts >= 0)) throw new InvalidArgumentError('rejoinAttempts must be a non-negative integer')
     const host: LinksHost = {
       hello: () => ({ id: this.selfId, incarnation: this.incarnation }),
       message: (from, msg, bulk) => { this.onMessage(from, msg, bulk) },
@@ -240,6 +159,10 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
    * specific virtual nodes (a rejoining peer asks for its old ones). Resolves once joined.
    */
   async join (contact: string | Multiaddr, opts: { want?: IntervalSet } = {}): Promise<void> {
+    if (this.core().state === 'evicted') {
+      if (this.rejoining) throw new AlreadyMemberError('evicted, and rejoining by itself (rejoinAttempts)')
+      this.freshCore() // joins again as a new incarnation
+    }
     const core = this.core()
     if (core.state !== 'idle') throw new AlreadyMemberError(`cannot join in state ${core.state}`)
     const to = contact.toString()
@@ -424,7 +347,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
           const total = o.totalBytes
           let whole: Uint8Array | undefined
           // The payload is assembled on first use only (a copy at every peer otherwise).
-          this.emit('deliver', { id: o.id, origin: o.origin, mode: o.mode, vnodes: o.vnodes, chunks, get payload () { whole ??= concat(chunks, total); return whole } })
+          this.emit('deliver', { id: o.id, origin: o.origin, mode: o.mode, vnodes: o.vnodes, chunks, get payload () { whole ??= concatChunks(chunks, total); return whole } })
           break
         }
         case 'broadcast-done': this.pending.resolve(`bcast:${o.id}`, undefined); this.emit('broadcast-done', { id: o.id }); break
@@ -450,7 +373,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
         case 'tree': this.emit('tree', { kind: o.kind, root: o.root, parent: o.parent }); break
         case 'joined': this.pending.resolve('joined', undefined); this.emit('joined', null); break
         case 'left': this.pending.resolve('left', { drained: o.drained }); this.emit('left', { drained: o.drained }); break
-        case 'evicted': this.log.error('evicted: the overlay declared this peer dead'); this.emit('evicted', null); break
+        case 'evicted': this.onEvicted(core); break
       }
     }
     const next = core.nextTimeoutAt()
@@ -459,6 +382,45 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timerAt = next
     this.timer = setTimeout(() => { this.onTimer() }, Math.max(0, next - now))
+  }
+
+  /** Others declared this peer dead: pending operations fail, and it rejoins unless told not to. */
+  private onEvicted (core: TreecastCore): void {
+    const attempts = this.init.rejoinAttempts ?? 3
+    this.log.error('evicted: the overlay declared this peer dead%s', attempts > 0 ? '; rejoining' : '')
+    this.emit('evicted', null)
+    this.pending.failAll(new EvictedError('this peer was declared dead (evicted); its pending operations were dropped'))
+    if (attempts === 0) return
+    const want = core.ownedSet
+    const contacts = rejoinContacts(core.members.alive(), this.selfId, this.init.random ?? Math.random)
+    this.rejoining = true
+    // After this turn: the old core's outputs are still being carried out.
+    queueMicrotask(() => {
+      const host = {
+        joinAfresh: async (contact: string, w: IntervalSet) => { this.freshCore(); await this.join(contact, { want: w }) },
+        running: () => this.started
+      }
+      void rejoin(host, contacts, want, attempts).then((r) => {
+        this.rejoining = false
+        if (r.ok) { this.log('rejoined through %s after %d attempt(s)', r.contact, r.attempts); return }
+        if (!this.started) return
+        // Idle, so that the application may join() through a contact of its own.
+        this.freshCore()
+        this.log.error('rejoin failed after %d attempt(s): %s', r.attempts, r.errors.join('; '))
+        this.emit('rejoin-failed', { attempts: r.attempts, errors: r.errors })
+      })
+    })
+  }
+
+  /** Drops the core (and every link of its incarnation) for a fresh one with a new incarnation. */
+  private freshCore (): void {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+    this.timerAt = Infinity
+    this.links.forgetAll()
+    this.coreValue = undefined
+    this.joinContact = undefined
+    this.incarnation = Math.max(Date.now(), this.incarnation + 1)
   }
 
   private emit<K extends keyof TreecastEvents> (type: K, detail: TreecastEvents[K]['detail']): void {
@@ -471,24 +433,6 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     for (const t of core.trees.all()) if (t.parent === peer || t.children.has(peer)) return true
     return false
   }
-}
-
-/** The chunks as one array: a view when they are adjacent slices of one buffer (the root's own payload), else a copy. */
-function concat (chunks: readonly Uint8Array[], total: number): Uint8Array {
-  const first = chunks[0]
-  if (first === undefined) return new Uint8Array(0)
-  if (chunks.length === 1) return first
-  let end = first.byteOffset
-  let adjacent = true
-  for (const c of chunks) {
-    if (c.buffer !== first.buffer || c.byteOffset !== end) { adjacent = false; break }
-    end += c.byteLength
-  }
-  if (adjacent) return new Uint8Array(first.buffer, first.byteOffset, total)
-  const out = new Uint8Array(total)
-  let off = 0
-  for (const c of chunks) { out.set(c, off); off += c.byteLength }
-  return out
 }
 
 /** The libp2p service factory: `services: { treecast: treecast(init) }`. */

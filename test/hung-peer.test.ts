@@ -1,7 +1,9 @@
 /**
  * Crash detection by missed heartbeats: a peer process that hangs (SIGSTOP) keeps its TCP
  * connections open, so only silence betrays it. The others declare it dead; when it
- * resumes (SIGCONT) it learns it was evicted instead of declaring everyone else dead.
+ * resumes (SIGCONT) it learns it was evicted instead of declaring everyone else dead, and
+ * rejoins by itself (node/rejoin.ts) as a new incarnation, getting back the virtual nodes
+ * it owned.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -45,7 +47,7 @@ describe('a hung peer', () => {
     for (const p of procs) { p.child.kill('SIGCONT'); p.child.kill('SIGKILL') }
   })
 
-  it('is declared dead by the others after missed heartbeats, and learns it was evicted when it resumes', async () => {
+  it('is declared dead by the others after missed heartbeats, learns it was evicted when it resumes, and rejoins with its ranges', async () => {
     for (let i = 0; i < 3; i++) procs.push(new Proc(spawn(process.execPath, ['--import', 'tsx', FIXTURE, OPTIONS], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })))
     const ids: string[] = []
     for (const p of procs) ids.push(String((await p.wait((e) => e.ev === 'ready', 'ready', 60_000)).id))
@@ -58,6 +60,9 @@ describe('a hung peer', () => {
     await hung.wait((e) => e.ev === 'joined', 'hung joined')
     // Let every peer hear from the others (heartbeats flow on open control streams).
     await new Promise((resolve) => setTimeout(resolve, 1500))
+    hung.send({ cmd: 'status', req: 'before' })
+    const before = await hung.wait((e) => e.ev === 'status' && e.req === 'before', 'status before')
+    expect(before.owned).not.toEqual([])
 
     hung.child.kill('SIGSTOP')
     const hungId = ids[2] as string
@@ -68,9 +73,20 @@ describe('a hung peer', () => {
     await hung.wait((e) => e.ev === 'evicted', 'the resumed peer learns it was evicted')
     // It did not take the others for dead on waking (its own stall is not their silence).
     expect(hung.events.filter((e) => e.ev === 'member' && e.status === 'dead' && (e.peer === ids[0] || e.peer === ids[1]))).toEqual([])
-    // The survivors own everything between them.
+    // Then it rejoins through a member it knew, asking for the ranges it owned.
+    const back = await hung.wait((e) => e.ev === 'joined-event' && (hung.events.indexOf(e) > hung.events.findIndex((x) => x.ev === 'evicted')), 'the evicted peer rejoins')
+    expect(hung.events.filter((e) => e.ev === 'rejoin-failed')).toEqual([])
+    await a.wait((e) => e.ev === 'member' && e.peer === hungId && e.status === 'alive' && a.events.indexOf(e) > a.events.findIndex((x) => x.ev === 'member' && x.peer === hungId && x.status === 'dead'), 'a sees the rejoined peer alive')
+    // Its old ranges come back to it (hand-offs from the survivors that took them over).
+    for (let i = 0; ; i++) {
+      hung.send({ cmd: 'status', req: `after${i}` })
+      const st = await hung.wait((e) => e.ev === 'status' && e.req === `after${i}`, 'status after')
+      if (JSON.stringify(st.owned) === JSON.stringify(before.owned)) break
+      if (i >= 100) throw new Error(`owned ${JSON.stringify(st.owned)} after rejoining (joined with ${JSON.stringify(back.owned)}), not ${JSON.stringify(before.owned)}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
     a.send({ cmd: 'status', req: 's' })
-    const st = await a.wait((e) => e.ev === 'status', 'status')
-    expect(st.members).toEqual(expect.not.arrayContaining([hungId]))
+    const st = await a.wait((e) => e.ev === 'status' && e.req === 's', 'status')
+    expect(st.members).toEqual(expect.arrayContaining([hungId]))
   }, 120_000)
 })

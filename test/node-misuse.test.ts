@@ -51,6 +51,8 @@ describe('misuse', { timeout: 60_000 }, () => {
     await expect(a.broadcast([1, 2] as unknown as Uint8Array)).rejects.toBeInstanceOf(InvalidArgumentError)
     await expect(a.reduce('no-such-op', 1)).rejects.toBeInstanceOf(InvalidArgumentError)
     await expect(a.reduce('sum', 0)).rejects.toBeInstanceOf(InvalidArgumentError)
+    // options: the service checks them when libp2p creates it
+    for (const bad of [-1, 1.5, Number.NaN]) await expect(createTreecast({ rejoinAttempts: bad }), `rejoinAttempts ${bad}`).rejects.toBeInstanceOf(InvalidArgumentError)
   })
 
   it('throws AlreadyMemberError on a second join or bootstrap', async () => {

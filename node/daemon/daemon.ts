@@ -109,6 +109,9 @@ export class Daemon implements ApiHost {
       ...cfg.net,
       core: cfg.core,
       joinTimeoutMs: cfg.joinTimeoutMs,
+      // Evicted, the daemon exits so that its supervisor restarts it (below), rather than
+      // rejoining in place as a library node does.
+      rejoinAttempts: 0,
       contribute: contribution(cfg.contribute)
     })
 
