@@ -69,6 +69,8 @@ export class Links {
   private readonly endedBulk = new WeakSet<FrameChannel>()
   private heartbeatTimer: ReturnType<typeof setInterval> | undefined
   private running = false
+  /** Bumped when every peer is forgotten (eviction): frames on streams of an older epoch are dropped. */
+  private epoch = 0
   private sentWaiters: Array<() => void> = []
   private lastHeartbeatAt = 0
   private readonly onSent = (n: number): void => { this.stats.bytesSent += n }
@@ -174,12 +176,22 @@ export class Links {
     if (!p.dialing) void this.dial(p)
   }
 
-  /** Disconnects from a peer that left or was declared dead. */
-  /** Forgets every peer (closing their streams), as after this peer's eviction: the others forgot it. */
+  /**
+   * Forgets every peer, as after this peer's eviction: the others forgot it, and a new
+   * incarnation starts afresh. Every stream of the old incarnation is reset (not closed:
+   * a closed one still reads), bulk transfers are dropped, and a frame that still comes
+   * in on a stream opened before is dropped (the epoch), so nothing meant for the old
+   * incarnation reaches the new one.
+   */
   forgetAll (): void {
-    for (const peer of [...this.peers.keys()]) this.forget(peer)
+    this.epoch++
+    for (const p of this.peers.values()) for (const ch of p.channels) ch.abort(new Error('this peer was evicted'))
+    this.peers.clear()
+    this.bulk.closeAll()
+    this.notifySent()
   }
 
+  /** Disconnects from a peer that left or was declared dead. */
   forget (peer: string): void {
     const p = this.peers.get(peer)
     this.bulk.forget(peer)
@@ -282,8 +294,10 @@ export class Links {
   private accept (stream: Stream, conn: Connection, bulk: boolean): void {
     let from: string | undefined
     const remote = conn.remotePeer.toString()
+    const epoch = this.epoch
     const ch = new FrameChannel(stream, this.channelInit(bulk), {
       frame: (kind, body) => {
+        if (epoch !== this.epoch) { ch.abort(new Error('opened before this peer was evicted')); return }
         if (from === undefined) {
           const h = kind === FrameKind.Hello ? decodeHello(body) : undefined
           if (h === undefined || peerIdPart(h.id) !== remote) { this.host.reject('bad-hello'); ch.abort(new Error('bad hello')); return }
@@ -308,8 +322,10 @@ export class Links {
 
   private channel (stream: Stream, peer: string): FrameChannel {
     let helloSeen = false
+    const epoch = this.epoch
     const ch: FrameChannel = new FrameChannel(stream, this.channelInit(false), {
       frame: (kind, body) => {
+        if (epoch !== this.epoch) { ch.abort(new Error('opened before this peer was evicted')); return }
         if (!helloSeen) {
           const h = kind === FrameKind.Hello ? decodeHello(body) : undefined
           if (h === undefined || h.id !== peer) { this.host.reject('bad-hello'); ch.abort(new Error('bad hello')); return }
@@ -373,7 +389,8 @@ export class Links {
     const p = this.peers.get(peer)
     if (p === undefined) return
     const i = p.channels.indexOf(ch)
-    if (i >= 0) p.channels.splice(i, 1)
+    if (i < 0) return // not this peer's (one from before an eviction)
+    p.channels.splice(i, 1)
     if (p.channels.length > 0 || !this.running) return
     if (p.byeReceived) { this.peers.delete(peer); return }
     void this.verify(peer)

@@ -5,8 +5,8 @@
  * peer rejoins by itself, as a restarted daemon does: a new incarnation joins through a
  * member it still knows, asking for the virtual nodes it owned when it was evicted.
  * Each attempt is a new incarnation (the restart rule the overlay already has: a higher
- * incarnation supersedes every fact and record of a lower one), so a join that half
- * happened through an earlier contact cannot be confused with this one.
+ * incarnation supersedes every fact and record of a lower one), and a joining core takes
+ * the welcome of its own contact only, so a late answer to an earlier attempt is dropped.
  */
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 

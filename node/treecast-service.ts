@@ -45,6 +45,8 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   private incarnation = Date.now()
   /** True while the automatic rejoin after an eviction runs. */
   private rejoining = false
+  /** Counts evictions: a rejoin that is not the latest one stops. */
+  private rejoinRun = 0
   private timer: ReturnType<typeof setTimeout> | undefined
   private timerAt = Infinity
   private started = false
@@ -159,15 +161,15 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
    * specific virtual nodes (a rejoining peer asks for its old ones). Resolves once joined.
    */
   async join (contact: string | Multiaddr, opts: { want?: IntervalSet } = {}): Promise<void> {
+    const to = contact.toString()
+    if (peerIdPart(to) === undefined) throw new InvalidArgumentError(`contact must end in /p2p/<peer id>: ${to}`)
+    if (to === this.id) throw new InvalidArgumentError('cannot join through oneself')
     if (this.core().state === 'evicted') {
       if (this.rejoining) throw new AlreadyMemberError('evicted, and rejoining by itself (rejoinAttempts)')
       this.freshCore() // joins again as a new incarnation
     }
     const core = this.core()
     if (core.state !== 'idle') throw new AlreadyMemberError(`cannot join in state ${core.state}`)
-    const to = contact.toString()
-    if (peerIdPart(to) === undefined) throw new InvalidArgumentError(`contact must end in /p2p/<peer id>: ${to}`)
-    if (to === this.selfId) throw new InvalidArgumentError('cannot join through oneself')
     const joined = this.pending.wait('joined', this.init.joinTimeoutMs ?? 30_000, () => new JoinFailedError(`no answer from ${to}`))
     this.joinContact = to
     try {
@@ -184,8 +186,8 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   /** Leaves gracefully: hands every virtual node to a successor, then disconnects. */
   async leave (): Promise<{ drained: boolean }> {
     const core = this.core()
+    core.leave(this.now()) // throws when not a member: no waiter is left behind
     const left = this.pending.wait<{ drained: boolean }>('left')
-    core.leave(this.now())
     this.afterInput()
     const r = await left
     await this.links.stop()
@@ -243,6 +245,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   startReduce (op: string, length: number): { readonly id: string, readonly result: Promise<ReduceResult> } {
     const id = this.core().reduce(this.now(), { op, length })
     const result = this.pending.wait<ReduceResult>(`reduce:${id}`)
+    result.catch(() => {}) // the caller may only listen to 'reduced' / 'reduce-failed'
     this.afterInput()
     return { id, result }
   }
@@ -315,7 +318,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   private onPeerDown (peer: string, inc: number | undefined): void {
     if (!this.started) return
     if (this.coreValue?.state === 'joining' && peer === this.joinContact) {
-      this.pending.reject('joined', new JoinFailedError(`cannot reach ${peer}; stop this node and create a new one to try another contact`))
+      this.pending.reject('joined', new JoinFailedError(`cannot reach ${peer}; join() again through another contact`))
       return
     }
     this.coreValue?.peerDown(this.now(), peer, inc)
@@ -387,25 +390,28 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   /** Others declared this peer dead: pending operations fail, and it rejoins unless told not to. */
   private onEvicted (core: TreecastCore): void {
     const attempts = this.init.rejoinAttempts ?? 3
-    this.log.error('evicted: the overlay declared this peer dead%s', attempts > 0 ? '; rejoining' : '')
-    this.emit('evicted', null)
-    this.pending.failAll(new EvictedError('this peer was declared dead (evicted); its pending operations were dropped'))
-    if (attempts === 0) return
     const want = core.ownedSet
     const contacts = rejoinContacts(core.members.alive(), this.selfId, this.init.random ?? Math.random)
-    this.rejoining = true
+    const run = ++this.rejoinRun
+    this.rejoining = attempts > 0
+    // Before the event: a listener that calls join() or leave() must see the peer rejoining.
+    this.pending.failAll(new EvictedError('this peer was declared dead (evicted); its pending operations were dropped'))
+    this.log.error('evicted: the overlay declared this peer dead%s', attempts > 0 ? '; rejoining' : '')
+    this.emit('evicted', null)
+    if (attempts === 0) return
     // After this turn: the old core's outputs are still being carried out.
     queueMicrotask(() => {
       const host = {
         joinAfresh: async (contact: string, w: IntervalSet) => { this.freshCore(); await this.join(contact, { want: w }) },
-        running: () => this.started
+        running: () => this.started && this.rejoinRun === run
       }
       void rejoin(host, contacts, want, attempts).then((r) => {
+        if (this.rejoinRun !== run) return // evicted again meanwhile: a newer rejoin runs
         this.rejoining = false
         if (r.ok) { this.log('rejoined through %s after %d attempt(s)', r.contact, r.attempts); return }
-        if (!this.started) return
-        // Idle, so that the application may join() through a contact of its own.
+        // Idle (not left half-joined), so that the application may join() through a contact of its own.
         this.freshCore()
+        if (!this.started) return
         this.log.error('rejoin failed after %d attempt(s): %s', r.attempts, r.errors.join('; '))
         this.emit('rejoin-failed', { attempts: r.attempts, errors: r.errors })
       })

@@ -57,6 +57,8 @@ export class TreecastCore {
   private vnodes = 0
   private seq = 0
   private incarnation = 0
+  /** The peer this core asked to join through. */
+  private joinContact: PeerId | undefined
   private stateValue: CoreState = 'idle'
   private now = 0
   private readonly liveness: Liveness
@@ -223,6 +225,7 @@ export class TreecastCore {
     this.now = now
     this.incarnation = opts.incarnation ?? 0
     this.stateValue = 'joining'
+    this.joinContact = contact
     this.send(contact, { t: 'join', incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}) })
     this.flush(now)
   }
@@ -420,6 +423,9 @@ export class TreecastCore {
   /** The contact's snapshot: this joining peer is a member now. */
   private onWelcome (now: number, from: PeerId, msg: FactsMessage): void {
     if (this.stateValue !== 'joining') return
+    // Only the contact welcomes: another peer's welcome answers an earlier incarnation's join
+    // (a rejoin through another contact after a timeout), whose snapshot is not ours.
+    if (from !== this.joinContact) { this.reject('welcome-not-from-contact'); return }
     this.vnodes = msg.vnodeCount
     this.view = OwnershipMap.fromRecords(msg.vnodeCount, msg.records)
     for (const f of msg.members) this.members.apply(f)

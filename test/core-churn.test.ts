@@ -8,6 +8,8 @@ import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { CoreInit } from '../overlay/config.ts'
 import type { Output } from '../overlay/outputs.ts'
+import type { FactsMessage } from '../overlay/messages.ts'
+import { TreecastCore } from '../overlay/core.ts'
 import { expectExactlyOnce, Loop, PEERS5, settled } from './core-loop.ts'
 
 describe('TreecastCore: collectives across membership changes', () => {
@@ -229,6 +231,20 @@ describe('TreecastCore: hand-offs to a peer that is already gone', () => {
 })
 
 describe('TreecastCore: false suspicion and stray requests', () => {
+  // A rejoin that timed out through one contact tries another as a new incarnation, with a
+  // new core (node/rejoin.ts): the first contact's late welcome answers the old join.
+  it('a joining core takes the welcome of its contact only', () => {
+    const core = new TreecastCore({ self: 'j', random: () => 0.5, config: {} })
+    core.join(0, 'b', { incarnation: 2 })
+    const welcome = (from: PeerId): FactsMessage => ({ t: 'facts', vnodeCount: 4, members: [{ peer: from, incarnation: 0, status: 'alive' }], records: [{ ranges: IntervalSet.range(0, 4), owner: from, version: 1 }], welcome: true })
+    core.handle(1, 'a', welcome('a'))
+    expect(core.state).toBe('joining')
+    expect(core.stats.rejected['welcome-not-from-contact']).toBe(1)
+    core.handle(2, 'b', welcome('b'))
+    expect(core.state).toBe('running')
+    expect(core.members.isAlive('a')).toBe(false)
+  })
+
   // Fixed bug, kept as a regression test: overlay/core.ts, declareDead (line 432 at the time of writing): the dead fact is applied to the member
   // list first and then fanned out to `members.alive()`, which no longer contains the
   // suspect, so a peer declared dead while it is alive (a reset connection, a missed

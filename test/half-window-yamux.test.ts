@@ -77,24 +77,36 @@ function pattern (bytes: number): Uint8Array {
  * waits until the previous one has arrived (so every send is a data frame of its own).
  * Whether what arrived equals what was sent, and the listener's window updates.
  */
-async function transfer (r: Rig, bytes: number, opts: { lockstep?: boolean, pauseFirst?: boolean } = {}): Promise<{ same: boolean, updates: number }> {
+async function transfer (r: Rig, bytes: number, opts: { lockstep?: boolean, pauseFirst?: boolean } = {}): Promise<{ same: boolean, updates: number, blocked: boolean }> {
   const sent = pattern(bytes)
   const incoming = accepted(r.listener)
   const stream = await r.dialer.createStream()
   stream.send(sent.subarray(0, FRAME_BYTES))
   const remote = await incoming
   const c = collector(remote)
+  let at = FRAME_BYTES
+  let blocked = false
   if (opts.pauseFirst === true) {
+    // The reader pauses (no window update while paused), the sender runs its window dry
+    // and is told to wait; resuming must send the update that lets it go on.
     remote.pause()
+    while (at < bytes) {
+      const more = stream.send(sent.subarray(at, at + FRAME_BYTES))
+      at += FRAME_BYTES
+      if (!more) break
+    }
     await new Promise((resolve) => setTimeout(resolve, 50))
+    blocked = c.got.byteLength < at
+    const draining = stream.onDrain()
     remote.resume()
+    await draining
   }
-  for (let at = FRAME_BYTES; at < bytes; at += FRAME_BYTES) {
+  for (; at < bytes; at += FRAME_BYTES) {
     if (opts.lockstep === true) await c.until(at)
     if (!stream.send(sent.subarray(at, at + FRAME_BYTES))) await stream.onDrain()
   }
   await c.until(bytes)
-  return { same: Buffer.from(c.got.subarray()).equals(sent), updates: r.updates() }
+  return { same: Buffer.from(c.got.subarray()).equals(sent), updates: r.updates(), blocked }
 }
 
 afterEach(() => {
@@ -121,8 +133,9 @@ describe('halfWindowYamux', () => {
     expect(r.same).toBe(true)
   })
 
-  it('lets a transfer into a paused stream finish once it resumes', async () => {
+  it('lets a sender blocked by a paused reader finish once the reader resumes', async () => {
     const r = await transfer(rig(true), 2 * MAX_WINDOW, { pauseFirst: true })
+    expect(r.blocked, 'the sender ran out of window while the reader was paused').toBe(true)
     expect(r.same).toBe(true)
   })
 

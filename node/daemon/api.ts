@@ -70,7 +70,8 @@ const ERROR_STATUS: Record<string, number> = {
   NotStartedError: 503,
   ReduceFailedError: 504,
   RelayFailedError: 502,
-  QueueFullError: 503
+  QueueFullError: 503,
+  EvictedError: 503
 }
 
 export class ControlApi {
