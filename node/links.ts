@@ -25,6 +25,7 @@ import { BulkRouter, decodeTransferEnd, encodeTransferEnd } from './bulk-router.
 import type { ResolvedNodeConfig } from './config.ts'
 import { componentLog } from './log.ts'
 import { DialFailure, isTimeout } from './dial-failure.ts'
+import { Fence } from './fence.ts'
 
 /** Protocol of the per-neighbour control stream. */
 export const CONTROL_PROTOCOL = '/treecast/overlay/1.1.0'
@@ -45,7 +46,14 @@ export interface LinksHost {
   keep (peer: string): boolean
   /** `peer` opened a control stream to us. */
   connected (peer: string): void
+  /** After a stall: ask members whether this peer is still one (node/fence.ts); false when not a member. */
+  fenceBegin (): boolean
+  /** What membership facts say of this peer at its current incarnation. */
+  fenceVerdict (facts: Message): 'dead' | 'alive' | 'unknown'
 }
+
+/** Most bytes of frames held after a stall (node/fence.ts): past it they are replayed. */
+export const FENCE_MAX_HELD_BYTES = 256 * 1024 * 1024
 
 interface Peer {
   readonly id: string
@@ -73,6 +81,7 @@ export class Links {
   private epoch = 0
   private sentWaiters: Array<() => void> = []
   private lastHeartbeatAt = 0
+  private readonly fence: Fence
   private readonly onSent = (n: number): void => { this.stats.bytesSent += n }
   readonly stats = { dials: 0, dialFailures: 0, dialRetries: 0, pruned: 0, heartbeatsSent: 0, heartbeatsMissed: 0, queueOverflows: 0, bytesSent: 0, stalls: 0 }
   private readonly log: Logger
@@ -85,6 +94,19 @@ export class Links {
     private readonly clock: () => number
   ) {
     this.log = componentLog(components, 'treecast:links')
+    this.fence = new Fence({
+      begin: () => this.host.fenceBegin(),
+      facts: (f) => this.peekFacts(f.kind, f.body),
+      verdict: (m) => this.host.fenceVerdict(m),
+      replay: (f) => { this.onFrame(f.from, f.kind, f.body, f.bulk as FrameChannel | undefined) },
+      log: this.log
+    }, {
+      // Others declare a peer dead after failureDetectionTimeoutMs without a frame; our
+      // last heartbeat may have left up to one interval before the stall began.
+      afterMs: Math.max(cfg.failureDetectionTimeoutMs - cfg.heartbeatIntervalMs, cfg.failureDetectionTimeoutMs / 2),
+      waitMs: 2 * cfg.failureDetectionTimeoutMs,
+      maxHeldBytes: FENCE_MAX_HELD_BYTES
+    }, clock())
     this.bulk = new BulkRouter(cfg, {
       open: async (peer) => await this.openStream(peer, BULK_PROTOCOL),
       hello: () => encodeHello(this.host.hello()),
@@ -185,6 +207,7 @@ export class Links {
    */
   forgetAll (): void {
     this.epoch++
+    this.fence.drop('this peer was evicted')
     for (const p of this.peers.values()) for (const ch of p.channels) ch.abort(new Error('this peer was evicted'))
     this.peers.clear()
     this.bulk.closeAll()
@@ -342,11 +365,29 @@ export class Links {
     return ch
   }
 
+  /** The message of a core frame when it is membership facts (for the fence), else undefined. */
+  private peekFacts (kind: number, body: Uint8ArrayList): Message | undefined {
+    if (kind !== FrameKind.Core) return undefined
+    try {
+      const msg = decodeMessage(body.subarray(), this.codecLimits)
+      return msg.t === 'facts' ? msg : undefined
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Counters of the fence (node/fence.ts). */
+  get fenceStats (): Readonly<Fence['stats']> { return this.fence.stats }
+
   private channelInit (bulk: boolean): FrameChannelInit {
     return { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: bulk ? this.cfg.maxBulkQueuedBytes : this.cfg.maxQueuedBytes, onSent: this.onSent, closeOnRemoteClose: bulk }
   }
 
   private onFrame (from: string, kind: number, body: Uint8ArrayList, bulk: FrameChannel | undefined): void {
+    if (kind !== FrameKind.Heartbeat && kind !== FrameKind.Bye) {
+      this.fence.tick(this.clock())
+      if (this.fence.take({ from, kind, body, bulk })) return
+    }
     switch (kind) {
       case FrameKind.Core:
       case FrameKind.Chunk: {
@@ -409,6 +450,7 @@ export class Links {
 
   private heartbeat (): void {
     const now = this.clock()
+    this.fence.tick(now)
     // This process itself stalled (stopped, swapped, a long synchronous task): the silence
     // is ours, not the peers'. Start counting again rather than declare everyone dead.
     const sinceLastMs = now - this.lastHeartbeatAt

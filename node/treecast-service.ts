@@ -74,7 +74,9 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
         if (!this.started || this.coreValue === undefined) return
         this.coreValue.peerConnected(this.now(), peer)
         this.afterInput()
-      }
+      },
+      fenceBegin: () => this.fenceBegin(),
+      fenceVerdict: (facts) => this.fenceVerdict(facts)
     }
     this.links = new Links(components, this.cfg, { maxPeerIdLength: MAX_OVERLAY_ID_LENGTH, maxReduceLength: this.init.core?.maxReduceLength ?? DEFAULT_MAX_REDUCE_LENGTH }, host, () => this.now())
     this.relay = new Relay({
@@ -290,7 +292,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   connectedPeers (): string[] { return this.links.connectedPeers() }
   /** Counters: core rejections, link statistics. */
   counters (): Record<string, unknown> {
-    return { core: this.core().stats, rejected: this.stats.rejected, sent: this.sends.byType, fallbackSends: this.sends.fallbackSends, bytesByMode: this.sends.bytesByMode, links: this.links.stats, bulk: this.links.bulkStats }
+    return { core: this.core().stats, rejected: this.stats.rejected, sent: this.sends.byType, fallbackSends: this.sends.fallbackSends, bytesByMode: this.sends.bytesByMode, links: this.links.stats, fence: this.links.fenceStats, bulk: this.links.bulkStats }
   }
   /** True while this peer still probes after a membership change. */
   get probing (): boolean { return this.core().isProbing }
@@ -416,6 +418,26 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
         this.emit('rejoin-failed', { attempts: r.attempts, errors: r.errors })
       })
     })
+  }
+
+  /** After a stall (node/fence.ts): asks up to 3 members whether this peer is still one. */
+  private fenceBegin (): boolean {
+    const core = this.coreValue
+    if (!this.started || core === undefined || (core.state !== 'running' && core.state !== 'leaving')) return false
+    const ask = rejoinContacts(core.members.alive(), this.selfId, this.init.random ?? Math.random).slice(0, 3)
+    for (const m of ask) this.links.send(m, { t: 'sync' }, undefined)
+    return ask.length > 0
+  }
+
+  /** What membership facts say of this peer at the incarnation its core runs. */
+  private fenceVerdict (facts: Message): 'dead' | 'alive' | 'unknown' {
+    const core = this.coreValue
+    if (facts.t !== 'facts' || core === undefined) return 'unknown'
+    const mine = core.members.incarnationOf(this.selfId)
+    const f = facts.members.find((m) => m.peer === this.selfId)
+    if (f === undefined || f.incarnation < mine) return 'unknown'
+    if (f.status === 'alive') return f.incarnation === mine ? 'alive' : 'unknown'
+    return 'dead'
   }
 
   /** Drops the core (and every link of its incarnation) for a fresh one with a new incarnation. */

@@ -3,7 +3,8 @@
  * connections open, so only silence betrays it. The others declare it dead; when it
  * resumes (SIGCONT) it learns it was evicted instead of declaring everyone else dead, and
  * rejoins by itself (node/rejoin.ts) as a new incarnation, getting back the virtual nodes
- * it owned.
+ * it owned. A broadcast sent during the hang is delivered exactly once per virtual node:
+ * by the successor, not again by the resumed peer from what its sockets held (node/fence.ts).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -66,8 +67,14 @@ describe('a hung peer', () => {
 
     hung.child.kill('SIGSTOP')
     const hungId = ids[2] as string
+    // A broadcast while it hangs: its kernel still buffers what is sent to it.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    a.send({ cmd: 'broadcast', bytes: 200_000, seed: 7, req: 'x' })
+    const started = await a.wait((e) => e.ev === 'broadcast-started', 'the broadcast starts')
     await a.wait((e) => e.ev === 'member' && e.peer === hungId && e.status === 'dead', 'a marks the hung peer dead')
     await b.wait((e) => e.ev === 'member' && e.peer === hungId && e.status === 'dead', 'b marks the hung peer dead')
+    // Complete without it: the survivors re-route its part to its successor.
+    await a.wait((e) => e.ev === 'broadcast-done' && e.id === started.id, 'the broadcast completes without the hung peer', 60_000)
 
     hung.child.kill('SIGCONT')
     await hung.wait((e) => e.ev === 'evicted', 'the resumed peer learns it was evicted')
@@ -88,5 +95,15 @@ describe('a hung peer', () => {
     a.send({ cmd: 'status', req: 's' })
     const st = await a.wait((e) => e.ev === 'status' && e.req === 's', 'status')
     expect(st.members).toEqual(expect.arrayContaining([hungId]))
+    // Exactly once per virtual node: what its sockets held from before the eviction was not
+    // delivered by the resumed peer (node/fence.ts) after its successor delivered it.
+    const count = new Array<number>(24).fill(0)
+    for (const p of procs) {
+      for (const e of p.events) {
+        if (e.ev !== 'deliver' || e.id !== started.id) continue
+        for (const [lo, hi] of e.vnodes as Array<[number, number]>) for (let v = lo; v < hi; v++) count[v] = (count[v] ?? 0) + 1
+      }
+    }
+    expect(count).toEqual(new Array<number>(24).fill(1))
   }, 120_000)
 })

@@ -52,7 +52,9 @@ async function rig (steps: Step[], net: NodeNetInit = {}): Promise<Rig> {
     reject: () => {},
     peerDown: (peer) => { down.push(peer) },
     keep: () => false,
-    connected: () => {}
+    connected: () => {},
+    fenceBegin: () => false,
+    fenceVerdict: () => 'unknown'
   }, () => performance.now())
   await links.start()
   const inbound = (stream: FakeStream, remotePeer: string): void => {
