@@ -5,6 +5,10 @@
  * retries those, `dialAttempts`).
  */
 
+import type { Stream } from '@libp2p/interface'
+import type { ConnectionManager } from '@libp2p/interface-internal'
+import { multiaddr } from '@multiformats/multiaddr'
+
 /** One failed attempt to open a stream: the cause, whether it timed out, how long and how far it got. */
 export class DialFailure extends Error {
   override name = 'DialFailure'
@@ -36,4 +40,24 @@ export function isTimeout (err: unknown, depth = 0): boolean {
   if (typeof e.message === 'string' && TIMEOUT_MESSAGE.test(e.message)) return true
   if (Array.isArray(e.errors) && e.errors.some((x) => isTimeout(x, depth + 1))) return true
   return isTimeout(e.cause, depth + 1)
+}
+
+/**
+ * Dials `peer` (an overlay id: a multiaddr with /p2p/) and opens a stream of `protocol`,
+ * all within `timeoutMs`. Failures are {@link DialFailure}s that say whether the attempt
+ * timed out and how far it got.
+ */
+export async function openStreamTo (connectionManager: ConnectionManager, peer: string, protocol: string, timeoutMs: number, clock: () => number): Promise<Stream> {
+  const signal = AbortSignal.timeout(timeoutMs)
+  const t0 = clock()
+  let stage = 'connecting'
+  try {
+    const conn = await connectionManager.openConnection(multiaddr(peer), { signal })
+    // A stream opened on a closing connection trips a yamux race (see libp2p-guard.ts).
+    if (conn.status !== 'open') throw new Error(`connection to ${peer} is ${conn.status}`)
+    stage = `negotiating ${protocol} (connected after ${Math.round(clock() - t0)} ms)`
+    return await conn.newStream(protocol, { signal })
+  } catch (err) {
+    throw new DialFailure(err, signal.aborted || isTimeout(err), Math.round(clock() - t0), stage)
+  }
 }

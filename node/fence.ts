@@ -15,7 +15,9 @@
  * Heartbeats and byes pass: they carry no state.
  */
 import type { Uint8ArrayList } from 'uint8arraylist'
+import { decodeMessage, type CodecLimits } from '../overlay/codec.ts'
 import type { Message } from '../overlay/messages.ts'
+import { FrameKind } from './frame-channel.ts'
 
 /** One frame as Links received it. */
 export interface HeldFrame {
@@ -24,6 +26,17 @@ export interface HeldFrame {
   readonly body: Uint8ArrayList
   /** The bulk channel it came on (opaque here). */
   readonly bulk: unknown
+}
+
+/** The message of a core frame when it is membership facts (what the fence looks for), else undefined. */
+export function factsIn (frame: HeldFrame, limits: CodecLimits): Message | undefined {
+  if (frame.kind !== FrameKind.Core) return undefined
+  try {
+    const msg = decodeMessage(frame.body.subarray(), limits)
+    return msg.t === 'facts' ? msg : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** What the fence needs of the node. */

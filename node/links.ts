@@ -13,7 +13,6 @@
  */
 import type { ComponentLogger, Connection, Logger, Stream } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
-import { multiaddr } from '@multiformats/multiaddr'
 import type { Uint8ArrayList } from 'uint8arraylist'
 import { decodeMessage, encodeMessage, type CodecLimits } from '../overlay/codec.ts'
 import type { ChunkMessage, Message } from '../overlay/messages.ts'
@@ -24,8 +23,8 @@ import { decodeHello, encodeHello, peerIdPart, type Hello } from './hello.ts'
 import { BulkRouter, decodeTransferEnd, encodeTransferEnd } from './bulk-router.ts'
 import type { ResolvedNodeConfig } from './config.ts'
 import { componentLog } from './log.ts'
-import { DialFailure, isTimeout } from './dial-failure.ts'
-import { Fence } from './fence.ts'
+import { DialFailure, openStreamTo } from './dial-failure.ts'
+import { Fence, factsIn } from './fence.ts'
 
 /** Protocol of the per-neighbour control stream. */
 export const CONTROL_PROTOCOL = '/treecast/overlay/1.1.0'
@@ -96,7 +95,7 @@ export class Links {
     this.log = componentLog(components, 'treecast:links')
     this.fence = new Fence({
       begin: () => this.host.fenceBegin(),
-      facts: (f) => this.peekFacts(f.kind, f.body),
+      facts: (f) => factsIn(f, this.codecLimits),
       verdict: (m) => this.host.fenceVerdict(m),
       replay: (f) => { this.onFrame(f.from, f.kind, f.body, f.bulk as FrameChannel | undefined) },
       log: this.log
@@ -250,19 +249,8 @@ export class Links {
    * {@link DialFailure}s that say whether the attempt timed out and how far it got.
    */
   async openStream (peer: string, protocol: string): Promise<Stream> {
-    const signal = AbortSignal.timeout(this.cfg.dialTimeoutMs)
     this.stats.dials++
-    const t0 = this.clock()
-    let stage = 'connecting'
-    try {
-      const conn = await this.components.connectionManager.openConnection(multiaddr(peer), { signal })
-      // A stream opened on a closing connection trips a yamux race (see libp2p-guard.ts).
-      if (conn.status !== 'open') throw new Error(`connection to ${peer} is ${conn.status}`)
-      stage = `negotiating ${protocol} (connected after ${Math.round(this.clock() - t0)} ms)`
-      return await conn.newStream(protocol, { signal })
-    } catch (err) {
-      throw new DialFailure(err, signal.aborted || isTimeout(err), Math.round(this.clock() - t0), stage)
-    }
+    return await openStreamTo(this.components.connectionManager, peer, protocol, this.cfg.dialTimeoutMs, this.clock)
   }
 
   /**
@@ -363,17 +351,6 @@ export class Links {
       closed: () => { this.channelClosed(peer, ch); this.notifySent() }
     }, this.clock)
     return ch
-  }
-
-  /** The message of a core frame when it is membership facts (for the fence), else undefined. */
-  private peekFacts (kind: number, body: Uint8ArrayList): Message | undefined {
-    if (kind !== FrameKind.Core) return undefined
-    try {
-      const msg = decodeMessage(body.subarray(), this.codecLimits)
-      return msg.t === 'facts' ? msg : undefined
-    } catch {
-      return undefined
-    }
   }
 
   /** Counters of the fence (node/fence.ts). */

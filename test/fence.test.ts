@@ -6,7 +6,9 @@
  */
 import { Uint8ArrayList } from 'uint8arraylist'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { Fence, type FenceHost, type HeldFrame } from '../node/fence.ts'
+import { Fence, factsIn, type FenceHost, type HeldFrame } from '../node/fence.ts'
+import { FrameKind } from '../node/frame-channel.ts'
+import { DEFAULT_CODEC_LIMITS, encodeMessage } from '../overlay/codec.ts'
 import type { Message } from '../overlay/messages.ts'
 
 const FACTS = 9
@@ -92,5 +94,13 @@ describe('Fence', () => {
     b.fence.drop('evicted')
     expect(b.fence.active).toBe(false)
     expect(b.replayed).toEqual([])
+  })
+
+  it('finds membership facts in core frames only', () => {
+    const core = (m: Message): HeldFrame => ({ from: 'a', kind: FrameKind.Core, body: new Uint8ArrayList(encodeMessage(m)), bulk: undefined })
+    expect(factsIn(core(factsAbout('dead')), DEFAULT_CODEC_LIMITS)).toEqual(factsAbout('dead'))
+    expect(factsIn(core({ t: 'sync' }), DEFAULT_CODEC_LIMITS)).toBeUndefined()
+    expect(factsIn({ ...core(factsAbout('dead')), kind: FrameKind.Chunk }, DEFAULT_CODEC_LIMITS)).toBeUndefined()
+    expect(factsIn(frame('a', FrameKind.Core, 7), DEFAULT_CODEC_LIMITS)).toBeUndefined()
   })
 })
