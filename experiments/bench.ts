@@ -8,7 +8,8 @@
  * - trees: experiments/scenarios/stable-64.json, seeds 1-3, with 003's exact parent rules
  *   (tieTolerance 0) and with the default tie-break: broadcast times and wide-area edges
  * - scale-N: N peers in 4 clusters, cold start, then 1-byte broadcasts from random roots
- *   every 5 ms (N from --peers, default 100; --broadcasts, default 1000)
+ *   every 5 ms (N from --peers, default 100; --broadcasts, default 1000; --tree-root-stride,
+ *   default 1: every peer roots trees, as in 003; s > 1: about N/s do, overlay/tree-roots.ts)
  */
 import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
@@ -37,12 +38,12 @@ function run (name: string, scenario: Scenario): Row {
   }
 }
 
-function coldStart (peers: number, broadcasts: number): Scenario {
+function coldStart (peers: number, broadcasts: number, treeRootStride = 1): Scenario {
   const per = Math.ceil(peers / 4)
   const clusters = [0, 1, 2, 3].map((i) => ({ name: `c${i}`, peers: i < 3 ? per : peers - 3 * per }))
   const schedule: Scenario['schedule'] = []
   if (broadcasts > 0) schedule.push({ at: 30_000, do: 'broadcast', root: 'random', bytes: 1, every: 5, count: broadcasts })
-  return { name: `scale-${peers}`, seed: 1, topology: { clusters, intraRttMs: 0.3, interRttMs: 6 }, until: 30_000 + 5 * broadcasts + 100, schedule }
+  return { name: `scale-${peers}`, seed: 1, topology: { clusters, intraRttMs: 0.3, interRttMs: 6 }, until: 30_000 + 5 * broadcasts + 100, schedule, ...(treeRootStride > 1 ? { core: { treeRootStride } } : {}) }
 }
 
 /** Tree quality on stable-64 with and without the tie-break. */
@@ -66,14 +67,15 @@ const program = new Command()
   .argument('[names...]', 'churn-160, cold-160, trees, scale (default: all)')
   .option('--peers <n>', 'peers for the scale benchmark', '100')
   .option('--broadcasts <n>', 'broadcasts for the scale benchmark', '1000')
-  .action((names: string[], opts: { peers: string, broadcasts: string }) => {
+  .option('--tree-root-stride <s>', 'scale benchmark: about peers/s peers root trees (1: all)', '1')
+  .action((names: string[], opts: { peers: string, broadcasts: string, treeRootStride: string }) => {
     const all = names.length === 0 ? ['churn-160', 'cold-160', 'trees', 'scale'] : names
     const rows: Row[] = []
     for (const name of all) {
       if (name === 'churn-160') rows.push(run(name, parseScenario(JSON.parse(readFileSync(new URL('./scenarios/paper-churn-160.json', import.meta.url), 'utf8')))))
       else if (name === 'cold-160') rows.push(run(name, { ...coldStart(160, 0), until: 15_000 }))
       else if (name === 'trees') { trees(); continue }
-      else if (name === 'scale') rows.push(run(`scale-${opts.peers}`, coldStart(Number(opts.peers), Number(opts.broadcasts))))
+      else if (name === 'scale') rows.push(run(`scale-${opts.peers}${opts.treeRootStride === '1' ? '' : `-stride-${opts.treeRootStride}`}`, coldStart(Number(opts.peers), Number(opts.broadcasts), Number(opts.treeRootStride))))
       else throw new Error(`unknown benchmark ${name}`)
       console.error(`done: ${name}`)
     }

@@ -269,7 +269,7 @@ class Fields {
   streamOpen (x: unknown, path: string): StreamOpen {
     if (!Array.isArray(x) || (x.length !== 8 && x.length !== 9)) return bad(path, 'expected an array of 8 or 9')
     const origin = this.peer(x[1], `${path}.origin`)
-    const open: StreamOpen = {
+    const open: { -readonly [K in keyof StreamOpen]: StreamOpen[K] } = {
       id: this.streamId(x[0], origin, `${path}.id`),
       origin,
       mode: this.oneOf(x[2], `${path}.mode`, STREAM_MODES),
@@ -281,6 +281,8 @@ class Fields {
     }
     if (x.length === 8) return open
     const o = this.map(x[8], `${path}.extras`)
+    const tree = own(o, 'tree')
+    if (tree !== undefined) open.tree = this.peer(tree, `${path}.tree`)
     const reduce = own(o, 'reduce')
     const combine = own(o, 'combine')
     if (combine !== undefined && reduce === undefined) bad(`${path}.combine`, 'only on a reduction start')

@@ -98,7 +98,7 @@ function treeOpWire (op: TreeOp): Record<string, unknown> {
  * A stream open travels as an array, since one goes with the first chunk of every stream on
  * every hop and its map keys were half its bytes (a 1-byte broadcast's open was 129 bytes,
  * 58 of them keys): `[id, origin, mode, header, chunkCount, totalBytes, fallback, hops]`,
- * plus a ninth element, a map of the optional fields (`reduce`, `combine`, `stripes`,
+ * plus a ninth element, a map of the optional fields (`tree`, `reduce`, `combine`, `stripes`,
  * `stripe`, `relay`), only when one is present. An id of the usual form `${origin}/rest`
  * travels as `[rest]`.
  */
@@ -108,6 +108,7 @@ function openWire (o: StreamOpen): unknown[] {
   const out: unknown[] = [id, o.origin, o.mode, setBytes(o.header), o.chunkCount, o.totalBytes, o.fallback, o.hops]
   const ext: Record<string, unknown> = {}
   let extras = false
+  if (o.tree !== undefined) { ext.tree = o.tree; extras = true }
   if (o.reduce !== undefined) {
     const r: Record<string, unknown> = { op: o.reduce.op, rootVnode: o.reduce.rootVnode, length: o.reduce.length }
     if (o.reduce.segment !== undefined) r.segment = o.reduce.segment
@@ -277,6 +278,7 @@ function openSize (o: StreamOpen): number {
   const n = 1 + id + str(o.origin) + str(o.mode) + set(o.header) + num(o.chunkCount) + num(o.totalBytes) + 1 + num(o.hops)
   let ext = 0
   let extras = 0
+  if (o.tree !== undefined) { ext += ks('tree', o.tree); extras++ }
   if (o.reduce !== undefined) {
     ext += str('reduce') + 1 + ks('op', o.reduce.op) + kn('rootVnode', o.reduce.rootVnode) + kn('length', o.reduce.length)
     if (o.reduce.segment !== undefined) ext += kn('segment', o.reduce.segment)

@@ -47,6 +47,8 @@ export const DEFAULT_REDUCE_MIN_SEGMENT_BYTES = 16_384
  * fan-in saves (fig8: 32 KB arrays 13.4 -> 15.4 ms, 128 KB 35.5 -> 28.4 ms, 1 MiB 202 -> 122 ms).
  */
 export const DEFAULT_REDUCE_COMBINE_MIN_BYTES = 65_536
+/** 003: every peer roots its own trees (overlay/tree-roots.ts). */
+export const DEFAULT_TREE_ROOT_STRIDE = 1
 /** A peer with unacknowledged data that stays silent this long (and misses a ping) is declared dead. */
 export const DEFAULT_FAILURE_DETECTION_TIMEOUT_MS = 5000
 /** Path locks taken by a parent-change check expire after this (if the unlock is lost). */
@@ -238,6 +240,13 @@ export interface CoreInit {
    * rule alone, which lets a peer take up to about 10 children behind a wide-area link). @default 2
    */
   bwMaxChildren?: number
+  /**
+   * Only the peers whose id hashes to 0 modulo this root trees (overlay/tree-roots.ts,
+   * docs/SCALE.md): about N/stride roots instead of N, for overlays of thousands of peers.
+   * Others broadcast and start reductions through the nearest tree root's trees. Must be
+   * the same on every peer. 1: every peer is a root, as in 003. @default 1
+   */
+  treeRootStride?: number
   /** @default 2 */
   reduceTimeoutFactor?: number
   /** @default 5 */
@@ -336,6 +345,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     stripeMinBytes: init.stripeMinBytes ?? DEFAULT_STRIPE_MIN_BYTES,
     stripeResendMs: init.stripeResendMs ?? DEFAULT_STRIPE_RESEND_MS,
     bwMaxChildren: init.bwMaxChildren ?? DEFAULT_BW_MAX_CHILDREN,
+    treeRootStride: init.treeRootStride ?? DEFAULT_TREE_ROOT_STRIDE,
     reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
     reduceTimeoutMinMs: init.reduceTimeoutMinMs ?? DEFAULT_REDUCE_TIMEOUT_MIN_MS,
     reduceRetryMs: init.reduceRetryMs ?? DEFAULT_REDUCE_RETRY_MS,
@@ -384,6 +394,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   if (!Number.isInteger(c.stripeMaxCount) || c.stripeMaxCount < 0 || c.stripeMaxCount > MAX_STRIPES) throw new InvalidConfigError(`stripeMaxCount must be an integer in 0..${MAX_STRIPES}, got ${String(c.stripeMaxCount)}`)
   if (!Number.isInteger(c.stripeMinBytes) || c.stripeMinBytes < 0) throw new InvalidConfigError(`stripeMinBytes must be an integer >= 0, got ${String(c.stripeMinBytes)}`)
   if (!Number.isInteger(c.bwMaxChildren) || c.bwMaxChildren < 0 || c.bwMaxChildren > 1024) throw new InvalidConfigError(`bwMaxChildren must be an integer in 0..1024, got ${String(c.bwMaxChildren)}`)
+  if (!Number.isInteger(c.treeRootStride) || c.treeRootStride < 1 || c.treeRootStride > 1_000_000) throw new InvalidConfigError(`treeRootStride must be an integer in 1..1000000, got ${String(c.treeRootStride)}`)
   if (!Number.isInteger(c.probePingCount) || c.probePingCount < 1 || c.probePingCount > 16) throw new InvalidConfigError(`probePingCount must be an integer in 1..16, got ${String(c.probePingCount)}`)
   if (!Number.isInteger(c.chunkBytes) || c.chunkBytes > 1024 * 1024) throw new InvalidConfigError('chunkBytes must be an integer <= 1048576')
   if (!Number.isInteger(c.reduceSegmentBytes) || c.reduceSegmentBytes < 8 || c.reduceSegmentBytes > 1024 * 1024) throw new InvalidConfigError(`reduceSegmentBytes must be an integer in 8..1048576, got ${String(c.reduceSegmentBytes)}`)

@@ -18,6 +18,7 @@ import type { FactsMessage, Message, ReduceStart, StreamMode } from './messages.
 import type { Output } from './outputs.ts'
 import { OwnershipEngine } from './ownership-engine.ts'
 import { OpRegistry } from './reduce-ops.ts'
+import { isTreeRoot, pickTreeRoot } from './tree-roots.ts'
 import { reduceStart, Reductions, type ContributeFn } from './reduction.ts'
 import { planCombine } from './combine-plan.ts'
 import { checkCollective, checkCollectiveState, checkReduceArgs, claimFresh, latRoute, type CollectiveInit } from './collective.ts'
@@ -84,7 +85,8 @@ export class TreecastCore {
       parentChanged: (kind, root, parent) => { this.out.push({ type: 'tree', kind, root, parent }) },
       latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) },
       treeNews: () => { this.probing.news(this.now) },
-      farRttMs: () => this.probing.linkFarRttMs()
+      farRttMs: () => this.probing.linkFarRttMs(),
+      isTreeRoot: (p) => isTreeRoot(p, this.config.treeRootStride)
     }, this.config.lockTimeoutMs, this.config.tieTolerance, this.config.bwMaxChildren)
     this.treeOutbox = new TreeOutbox({
       self: this.self,
@@ -260,8 +262,9 @@ export class TreecastCore {
     const mode: StreamMode = opts.mode === undefined || opts.mode === 'auto' ? (totalBytes >= this.config.switchPointBytes ? 'bw' : 'lat') : opts.mode
     const id = this.newId()
     const all = IntervalSet.range(0, this.vnodes)
-    const plan = mode === 'bw' && totalBytes >= this.config.stripeMinBytes ? planStripes(all, this.ownership.owned, this.trees.stripeEntries(), this.self, (p) => this.members.isAlive(p), Math.min(this.config.stripeMaxCount, chunks.length)) : null
-    this.streams.originate(now, { id, origin: this.self, mode, chunkCount: chunks.length, totalBytes }, all, chunks, plan ?? undefined)
+    const tree = this.treeRoot()
+    const plan = mode === 'bw' && tree === this.self && totalBytes >= this.config.stripeMinBytes ? planStripes(all, this.ownership.owned, this.trees.stripeEntries(), this.self, (p) => this.members.isAlive(p), Math.min(this.config.stripeMaxCount, chunks.length)) : null
+    this.streams.originate(now, { id, origin: this.self, tree, mode, chunkCount: chunks.length, totalBytes }, all, chunks, plan ?? undefined)
     this.flush(now)
     return id
   }
@@ -297,6 +300,7 @@ export class TreecastCore {
   reduceCollective (now: number, init: CollectiveInit): void {
     this.expectState('running')
     checkCollective(init, { op: (op) => this.ops.has(op), maxLength: this.config.maxReduceLength, member: (p) => p === this.self || this.members.isAlive(p) })
+    if (!isTreeRoot(init.root, this.config.treeRootStride)) throw new InvalidArgumentError(`root ${init.root} roots no trees (treeRootStride ${this.config.treeRootStride}): a collective reduction needs a tree root`)
     const start = reduceStart(init.op, this.ownership.owned.min ?? 0, init.length, this.config.reduceSegmentBytes, this.config.reduceMinSegmentBytes)
     checkCollectiveState(init.id, this.reductions.collectiveState(init.id, init.root, start))
     this.now = now
@@ -312,7 +316,18 @@ export class TreecastCore {
 
   /** Sends the start of reduction `id` down this peer's latency tree. */
   private startReduction (now: number, id: string, reduce: ReduceStart): void {
-    this.streams.originate(now, { id, origin: this.self, mode: 'lat', chunkCount: 1, totalBytes: 0, reduce }, IntervalSet.range(0, this.vnodes), [new Uint8Array(0)])
+    this.streams.originate(now, { id, origin: this.self, tree: this.treeRoot(), mode: 'lat', chunkCount: 1, totalBytes: 0, reduce }, IntervalSet.range(0, this.vnodes), [new Uint8Array(0)])
+  }
+
+  /** Whether this peer roots trees (overlay/tree-roots.ts; always, with the default stride). */
+  get isTreeRoot (): boolean { return isTreeRoot(this.self, this.config.treeRootStride) }
+
+  /** The root whose trees this peer's broadcasts and reductions take (overlay/tree-roots.ts). */
+  private treeRoot (): PeerId {
+    return pickTreeRoot(this.self, this.config.treeRootStride, this.members.alive(), (p) => {
+      const lat = this.trees.get('lat', p)
+      return lat !== undefined && lat.parent !== null && Number.isFinite(lat.metric) ? lat.metric : this.probing.rttOf(p)
+    }) ?? this.self
   }
 
   // ---- inputs --------------------------------------------------------------------------

@@ -125,6 +125,11 @@ export interface StreamOpen {
   /** Collective id, unique per origin: `${origin}/${seq}`. */
   readonly id: string
   readonly origin: PeerId
+  /**
+   * The root whose tree routes the stream, when not the origin's own (overlay/tree-roots.ts:
+   * an origin that is no tree root). Absent: the origin.
+   */
+  readonly tree?: PeerId
   readonly mode: StreamMode
   /** The virtual nodes to reach through the receiver. */
   readonly header: IntervalSet

@@ -64,6 +64,8 @@ export interface Route {
 export interface Transfer {
   readonly id: string
   readonly origin: PeerId
+  /** The root whose trees route it: the origin, or the tree root it chose (overlay/tree-roots.ts). */
+  readonly tree: PeerId
   readonly mode: StreamMode
   readonly chunkCount: number
   readonly totalBytes: number

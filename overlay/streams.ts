@@ -83,7 +83,7 @@ export class Streams {
       if (t === undefined) {
         if (this.transfers.size >= this.limits.maxActiveTransfers) { this.host.reject('too-many-transfers'); return }
         t = this.newTransfer(now, o)
-      } else if (t.chunkCount !== o.chunkCount || t.totalBytes !== o.totalBytes || t.origin !== o.origin || t.reduce?.op !== o.reduce?.op || t.reduce?.length !== o.reduce?.length || t.stripes !== (o.stripes ?? 1)) {
+      } else if (t.chunkCount !== o.chunkCount || t.totalBytes !== o.totalBytes || t.origin !== o.origin || t.tree !== (o.tree ?? o.origin) || t.reduce?.op !== o.reduce?.op || t.reduce?.length !== o.reduce?.length || t.stripes !== (o.stripes ?? 1)) {
         this.host.reject('stream-mismatch')
         return
       } else if (t.incoming.length >= MAX_INCOMING_PER_TRANSFER) {
@@ -238,6 +238,7 @@ export class Streams {
     const t: Transfer = {
       id: o.id,
       origin: o.origin,
+      tree: o.tree ?? o.origin,
       mode: o.mode,
       chunkCount: o.chunkCount,
       totalBytes: o.totalBytes,
@@ -302,7 +303,7 @@ export class Streams {
       }
     }
     if (t.mode !== 'direct' && !rest.isEmpty) {
-      const st = this.host.tree(t.mode, t.origin)
+      const st = this.host.tree(t.mode, t.tree)
       if (st !== undefined) {
         const children = [...st.children].sort((a, b) => b[1].size - a[1].size || (a[0] < b[0] ? -1 : 1))
         const routes: Route[] = []
@@ -318,6 +319,15 @@ export class Streams {
         if (t.reduce !== undefined && routes.length > 1) {
           const plans = this.host.planCombine(t, routes.map((r) => ({ peer: r.to, header: r.header })))
           for (const r of routes) r.combine = plans.get(r.to)
+        }
+        // A stream from an origin that is no tree root starts mid-tree (overlay/tree-roots.ts):
+        // what this subtree does not reach goes up, unless it came down from the parent
+        // (then reach sets were stale, and rule III sends it).
+        const up = st.parent
+        if (!rest.isEmpty && t.tree !== t.origin && up !== null && (inc.from === null || st.children.has(inc.from)) && this.host.isAlive(up)) {
+          this.addRoute(t, inc, up, rest, false, stripe)
+          forwarded = forwarded.union(rest)
+          rest = IntervalSet.EMPTY
         }
       }
     }

@@ -117,6 +117,7 @@ export function openOf (t: Transfer, r: Route, hops: number): StreamOpen {
   return {
     id: t.id,
     origin: t.origin,
+    ...(t.tree !== t.origin ? { tree: t.tree } : {}),
     mode: t.mode,
     header: r.header,
     chunkCount: t.chunkCount,

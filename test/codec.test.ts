@@ -62,6 +62,14 @@ describe('round trip', () => {
     expect(open).not.toHaveProperty('relay')
   })
 
+  it('a stream routed by another root\'s tree names it; one on the origin\'s own does not (overlay/tree-roots.ts)', () => {
+    const msg: Message = { t: 'chunk', stream: 5, index: 0, data: new Uint8Array(3), open: { ...OPEN, tree: 'p9' } }
+    expect(roundTrip(msg)).toMatchObject({ open: { tree: 'p9', origin: 'p1' } })
+    expect(wireSize(msg)).toBe(encodeMessage(msg).length)
+    expect((roundTrip({ t: 'chunk', stream: 5, index: 0, data: new Uint8Array(3), open: OPEN }) as { open: StreamOpen }).open).not.toHaveProperty('tree')
+    rejects(raw({ t: 'chunk', stream: 5, index: 0, data: new Uint8Array(0), open: ['i', 'p1', 'lat', S2.encode(), 1, 0, false, 0, { tree: 7 }] }), 'bad-field')
+  })
+
   it('probe padding is real bytes on the wire', () => {
     const msg: Message = { t: 'probe-rep', nonce: 1, trees: [], padding: 128 * 1024 }
     expect(encodeMessage(msg).length).toBeGreaterThan(128 * 1024)

@@ -3,6 +3,7 @@
  * latency, FIFO links, a transfer time for bulky messages, timers at `nextTimeoutAt()`.
  * Shared by test/core*.test.ts, test/collective.test.ts and test/fallback-fanout.test.ts.
  */
+import { isTreeRoot } from '../overlay/tree-roots.ts'
 import { expect } from 'vitest'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
@@ -143,7 +144,9 @@ export class Loop {
       const c = this.core(n)
       if (c.isProbing) return false
       if (c.members.alive().length !== up.length) return false
-      if (c.trees.connectedCount !== 2 * (up.length - 1)) return false
+      // Both trees of every other root (with a treeRootStride, only the tree roots have trees).
+      const roots = up.filter((p) => p !== n && isTreeRoot(p, this.opts.config?.treeRootStride ?? 1)).length
+      if (c.trees.connectedCount !== 2 * roots) return false
     }
     return true
   }

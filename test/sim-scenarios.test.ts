@@ -452,6 +452,15 @@ describe('saved swarm failures', () => {
     expectClean('swarm-908', run('swarm-908').report)
   })
 
+  it.each(['test-tree-roots-crash', 'test-tree-roots-churn'])('%s: 8 of 64 peers root trees; the others broadcast and reduce through theirs while peers crash, leave and rejoin', (name) => {
+    // overlay/tree-roots.ts: p0000, p0001, p0017, p0020, p0033 and p0040 are no tree roots.
+    const { report } = run(name)
+    expectClean(name, report)
+    expect(report.stability.firstStableMs, 'trees of the 8 tree roots stable').not.toBeNull()
+    for (const x of report.stability.repairs) if (!x.interrupted) expect(x.treesRepairedAfterMs, `${name}: repair after ${x.event}@${x.atMs}`).not.toBeNull()
+    expect(report.broadcasts.length).toBeGreaterThanOrEqual(42)
+  })
+
   it('swarm-2061: a peer with nothing left to send tells the peer that sent it the start', () => {
     // Two crashes just before a reduction: p0007 had forwarded its only part to a peer that
     // crashed, whose virtual nodes reached the root another way; p0007 had nothing to send

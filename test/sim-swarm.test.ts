@@ -20,6 +20,8 @@ import { randomScenario, type SwarmOptions } from './swarm.ts'
 const DEFAULT_SEEDS = 300
 /** Seeds of the striped family by default. */
 const STRIPED_SEEDS = 100
+/** Seeds of the tree-root family (overlay/tree-roots.ts) by default. */
+const TREE_ROOT_SEEDS = 100
 const OUT = new URL('../out/', import.meta.url)
 
 /*
@@ -86,5 +88,17 @@ describe('swarm: random scenarios keep the invariants', () => {
 describe('swarm, striped broadcasts: random scenarios keep the invariants', () => {
   for (const seed of seeds(STRIPED_SEEDS)) {
     it(`seed ${seed}`, () => checkSeed(seed, { clusters: 3 + (seed % 2), broadcastBytes: [256 * 1024, 2 * 1024 * 1024] }, '-striped'))
+  }
+})
+
+/**
+ * The same with a `treeRootStride` of 3 (overlay/tree-roots.ts): about a third of the peers
+ * root trees, the others' broadcasts and reductions start mid-tree in a tree root's trees
+ * and go up as well as down, and some runs have no live tree root (everything then goes
+ * point-to-point). Long broadcasts in every other seed.
+ */
+describe('swarm, a third of the peers root trees: random scenarios keep the invariants', () => {
+  for (const seed of seeds(TREE_ROOT_SEEDS)) {
+    it(`seed ${seed}`, () => checkSeed(seed, { treeRootStride: 3, ...(seed % 2 === 0 ? { broadcastBytes: [256 * 1024, 2 * 1024 * 1024] } : {}) }, '-roots'))
   }
 })

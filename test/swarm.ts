@@ -4,6 +4,7 @@
  * scenario is a pure function of the seed (drawn from the simulator's own `Rng`), so a
  * failing seed replays exactly.
  */
+import { isTreeRoot } from '../overlay/tree-roots.ts'
 import { Rng } from '../experiments/sim/rng.ts'
 import type { Action, Scenario } from '../experiments/sim/scenario.ts'
 import { peerName } from '../experiments/sim/simulation.ts'
@@ -22,6 +23,12 @@ export interface SwarmOptions {
    * striped broadcasts (overlay/stripes.ts). Absent: the default draws, so seeds replay.
    */
   broadcastBytes?: readonly [number, number]
+  /**
+   * The core's `treeRootStride` (overlay/tree-roots.ts): most roots broadcast and reduce
+   * through another peer's trees, and some runs have no live tree root at all. Draws
+   * nothing, so a seed's schedule is the same with and without it. @default 1
+   */
+  treeRootStride?: number
 }
 
 /** Fewest running peers a leave or crash may leave behind. */
@@ -89,9 +96,11 @@ export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario
       schedule.push({ at, do: 'broadcast', root: rng.pick(usable).name, bytes })
     } else if (kind < 60) {
       const usable = rootsFrom.filter((r) => r.at <= at)
-      const reduce: Action = { at, do: 'reduce', root: rng.pick(usable).name, op: rng.pick(OPS), length: between(1, 8) }
+      const root = rng.pick(usable).name
+      const reduce: Action = { at, do: 'reduce', root, op: rng.pick(OPS), length: between(1, 8) }
       // Every other one collective (from its time, not a draw: the seeds' other events stay as they were).
-      schedule.push(at % 2 === 0 ? { ...reduce, collective: true } : reduce)
+      // A collective needs a root with trees (overlay/tree-roots.ts): under a stride, other roots start theirs.
+      schedule.push(at % 2 === 0 && isTreeRoot(root, opts.treeRootStride ?? 1) ? { ...reduce, collective: true } : reduce)
     } else if (kind < 85) {
       const count = between(1, 2)
       if (running - count < MIN_RUNNING || unprotected() <= 0) {
@@ -131,6 +140,7 @@ export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario
     initialPeers: initial,
     until: last + 500,
     drainMs: 20_000,
-    schedule
+    schedule,
+    ...(opts.treeRootStride !== undefined && opts.treeRootStride > 1 ? { core: { treeRootStride: opts.treeRootStride } } : {})
   }
 }

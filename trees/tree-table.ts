@@ -55,6 +55,8 @@ export interface TreeHost {
   treeNews? (): void
   /** The RTT from which a link counts as far (a cluster crossing; trees/tree-entries.ts); Infinity or absent: none is. */
   farRttMs? (): number
+  /** Whether `root` keeps trees (overlay/tree-roots.ts); absent: every peer does. */
+  isTreeRoot? (root: PeerId): boolean
 }
 
 /** Counters of tree activity. */
@@ -96,8 +98,9 @@ export class TreeTable {
     return st === undefined ? undefined : this.freshReach(st)
   }
 
-  /** Creates both trees of `root` if missing. */
+  /** Creates both trees of `root` if missing (and `root` is a tree root). */
   ensureRoot (root: PeerId): void {
+    if (this.host.isTreeRoot?.(root) === false) return
     for (const kind of TREE_KINDS) {
       const trees = this.byKind[kind]
       if (trees.has(root)) continue
@@ -208,7 +211,7 @@ export class TreeTable {
     for (const e of entries) {
       if (e.root === self || !this.host.isAlive(e.root)) continue
       let lat = this.byKind.lat.get(e.root)
-      if (lat === undefined) { this.ensureRoot(e.root); lat = this.byKind.lat.get(e.root) as TreeState }
+      if (lat === undefined) { this.ensureRoot(e.root); lat = this.byKind.lat.get(e.root); if (lat === undefined) continue }
       if (this.judgeLat(now, lat, cand, rttMs, e)) started++
       if (this.judgeBw(now, this.byKind.bw.get(e.root) as TreeState, cand, rttMs, bwBytesPerSec, e)) started++
     }

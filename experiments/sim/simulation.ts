@@ -82,7 +82,7 @@ export class Simulation {
     this.net = new Network(this.topology, (t, fn) => this.queue.push(t, { k: 'net', fn }))
     for (let i = 0; i < this.topology.peerCount; i++) {
       const name = peerName(i)
-      this.peers.push({ index: i, name, core: null, status: 'off', timerAt: Infinity, connectedTrees: 0, knownAlive: 0, counted: false, probing: false, leaving: false, contacts: new ContactSet(this.topology.peerCount), lastOwned: IntervalSet.EMPTY, rejoinWant: IntervalSet.EMPTY, incarnation: 0, refused: new Set() })
+      this.peers.push({ index: i, name, core: null, status: 'off', timerAt: Infinity, connectedTrees: 0, knownAlive: 0, counted: false, countedRoot: false, probing: false, leaving: false, contacts: new ContactSet(this.topology.peerCount), lastOwned: IntervalSet.EMPTY, rejoinWant: IntervalSet.EMPTY, incarnation: 0, refused: new Set() })
       this.byName.set(name, i)
     }
     this.initial = scenario.initialPeers ?? this.topology.peerCount

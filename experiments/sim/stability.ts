@@ -4,7 +4,8 @@
  * input to a peer, so the check is O(1) per event.
  *
  * Trees repaired: nobody probes, every running peer knows exactly the running peers, and
- * has a parent in both trees of every other root; peers still leaving (out of every tree,
+ * has a parent in both trees of every other root (every other tree root, with a
+ * `treeRootStride`; overlay/tree-roots.ts); peers still leaving (out of every tree,
  * passing on what they had accepted) aside. Stable: that, and the leavers gone.
  */
 import type { TreecastCore } from '../../overlay/core.ts'
@@ -16,6 +17,8 @@ export interface PeerStability {
   knownAlive: number
   /** Counted: its core is 'running' (not joining or leaving). */
   counted: boolean
+  /** Counted, and a tree root. */
+  countedRoot: boolean
   probing: boolean
   /** Its core is 'leaving': gone from the trees, still passing on data it accepted. */
   leaving: boolean
@@ -29,6 +32,7 @@ export class Stability {
   private sumConnected = 0
   private sumKnownAlive = 0
   private counted = 0
+  private countedRoots = 0
   private probing = 0
   private leaving = 0
 
@@ -39,6 +43,8 @@ export class Stability {
     this.sumConnected += connected - p.connectedTrees
     p.connectedTrees = connected
     if (running !== p.counted) { this.counted += running ? 1 : -1; p.counted = running }
+    const root = running && core.isTreeRoot
+    if (root !== p.countedRoot) { this.countedRoots += root ? 1 : -1; p.countedRoot = root }
     const known = running ? core.members.alive().length : 0
     this.sumKnownAlive += known - p.knownAlive
     p.knownAlive = known
@@ -55,6 +61,7 @@ export class Stability {
     this.sumKnownAlive -= p.knownAlive
     p.knownAlive = 0
     if (p.counted) { this.counted--; p.counted = false }
+    if (p.countedRoot) { this.countedRoots--; p.countedRoot = false }
     if (p.probing) { this.probing--; p.probing = false }
     if (p.leaving) { this.leaving--; p.leaving = false }
   }
@@ -76,7 +83,7 @@ export class Stability {
   /** Records repair and stability at `nowMs`, with `running` peers started and not gone. */
   check (nowMs: number, running: number): void {
     const n = this.counted
-    const repaired = running - this.leaving === n && this.probing === 0 && this.sumKnownAlive === n * n && this.sumConnected === 2 * n * (n - 1)
+    const repaired = running - this.leaving === n && this.probing === 0 && this.sumKnownAlive === n * n && this.sumConnected === 2 * this.countedRoots * (n - 1)
     if (!repaired) return
     if (this.openRepair !== null && this.openRepair.treesRepairedAfterMs === null) this.openRepair.treesRepairedAfterMs = nowMs - this.openRepair.atMs
     if (running !== n) return

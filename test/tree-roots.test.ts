@@ -1,0 +1,87 @@
+/**
+ * Tree roots (overlay/tree-roots.ts): with a `treeRootStride` only some peers root trees,
+ * and the others broadcast and start reductions from their place in a tree root's trees,
+ * up as well as down. The rule itself, then five cores in the in-test loop where only p3
+ * roots trees (stride 4), with every message through the wire codec.
+ */
+import { describe, expect, it } from 'vitest'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import { InvalidArgumentError } from '../overlay/errors.ts'
+import type { Output } from '../overlay/outputs.ts'
+import { isTreeRoot, peerHash, pickTreeRoot } from '../overlay/tree-roots.ts'
+import { expectExactlyOnce, settled, type Loop } from './core-loop.ts'
+
+describe('the tree-root rule', () => {
+  it('hashes ids the same way everywhere; stride 1 makes every peer a root', () => {
+    expect(peerHash('')).toBe(0x811c9dc5)
+    expect(peerHash('p3')).toBe(peerHash('p3'))
+    expect(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7'].filter((p) => isTreeRoot(p, 4))).toEqual(['p3', 'p7'])
+    for (const p of ['p0', 'x', '12D3KooW']) expect(isTreeRoot(p, 1)).toBe(true)
+    // About 1 in `stride` over many ids.
+    const ids = Array.from({ length: 20_000 }, (_, i) => `p${i}`)
+    const share = ids.filter((p) => isTreeRoot(p, 16)).length / ids.length
+    expect(share).toBeGreaterThan(1 / 16 * 0.8)
+    expect(share).toBeLessThan(1 / 16 * 1.2)
+  })
+
+  it('a tree root uses its own trees; another peer the nearest tree root, then the smallest hash; null when none is alive', () => {
+    expect(pickTreeRoot('p3', 4, ['p0', 'p7'], () => 1)).toBe('p3')
+    const dist = new Map<PeerId, number>([['p3', 9], ['p7', 2]])
+    expect(pickTreeRoot('p0', 4, ['p0', 'p3', 'p7'], (p) => dist.get(p))).toBe('p7')
+    const byHash = peerHash('p3') < peerHash('p7') ? 'p3' : 'p7'
+    expect(pickTreeRoot('p0', 4, ['p3', 'p7'], () => undefined)).toBe(byHash)
+    expect(pickTreeRoot('p0', 4, ['p1', 'p2'], () => 1)).toBeNull()
+  })
+})
+
+const STRIDE = { treeRootStride: 4 }
+
+function rootsOnly (): Loop {
+  return settled(23, { config: STRIDE, wire: true })
+}
+
+describe('five cores, only p3 roots trees', () => {
+  it('every peer holds both trees of p3 and no other', () => {
+    const loop = rootsOnly()
+    for (const p of loop.running()) {
+      const trees = loop.core(p).trees
+      for (const root of ['p0', 'p1', 'p2', 'p4']) expect(trees.get('lat', root), `${p}: trees of ${root}`).toBeUndefined()
+      expect(trees.get('lat', 'p3')).toBeDefined()
+      expect(trees.get('bw', 'p3')).toBeDefined()
+      expect(loop.core(p).isTreeRoot).toBe(p === 'p3')
+    }
+  })
+
+  it('a broadcast from a peer that is no root goes down and up p3\'s tree: exactly once, no point-to-point', () => {
+    const loop = rootsOnly()
+    for (const [root, bytes] of [['p0', 1], ['p4', 3], ['p1', 1 << 20]] as const) {
+      const id = loop.input(root, (c) => c.broadcast(loop.now, new Uint8Array(bytes)))
+      loop.runUntil(() => loop.outputs('broadcast-done', root).some((l) => (l.out as { id: string }).id === id), 10_000, `broadcast ${id}`)
+      loop.run(200)
+      expectExactlyOnce(loop, id, 23)
+      const opens = loop.sent.filter((m) => m.message.t === 'chunk' && m.message.open?.id === id).map((m) => ({ from: m.from, to: m.to, open: (m.message as { open: { tree?: string, fallback: boolean } }).open }))
+      expect(opens.every((o) => o.open.tree === 'p3'), `${id} names p3's tree on every hop`).toBe(true)
+      expect(opens.filter((o) => o.open.fallback)).toEqual([])
+      // The origin sent its part up to its parent in p3's tree.
+      const kind = bytes >= 256 * 1024 ? 'bw' : 'lat'
+      const parent = loop.core(root).trees.get(kind, 'p3')?.parent
+      expect(parent).toBeTruthy()
+      expect(opens.some((o) => o.from === root && o.to === parent)).toBe(true)
+    }
+    loop.ok()
+  })
+
+  it('a reduction started at a peer that is no root is correct; a collective needs a tree root', () => {
+    const loop = rootsOnly()
+    const id = loop.input('p0', (c) => c.reduce(loop.now, { op: 'sum', length: 2 }))
+    loop.runUntil(() => loop.outputs('reduced', 'p0').length > 0, 10_000, 'reduced')
+    const r = loop.outputs('reduced', 'p0')[0]?.out as Extract<Output, { type: 'reduced' }>
+    expect(r.id).toBe(id)
+    expect([...r.value]).toEqual([23 * 24 / 2, 23])
+    expect(() => { loop.core('p1').reduceCollective(loop.now, { id: 'c', root: 'p0', op: 'sum', length: 2 }) }).toThrow(InvalidArgumentError)
+    for (const p of loop.running()) loop.input(p, (c) => { c.reduceCollective(loop.now, { id: 'c3', root: 'p3', op: 'sum', length: 2 }) })
+    loop.runUntil(() => loop.outputs('reduced', 'p3').length > 0, 70_000, 'collective')
+    expect([...(loop.outputs('reduced', 'p3')[0]?.out as Extract<Output, { type: 'reduced' }>).value]).toEqual([23 * 24 / 2, 23])
+    loop.ok()
+  })
+})
