@@ -322,8 +322,8 @@ export class TreecastCore {
   /** Whether this peer roots trees (overlay/tree-roots.ts; always, with the default stride). */
   get isTreeRoot (): boolean { return isTreeRoot(this.self, this.config.treeRootStride) }
 
-  /** The root whose trees this peer's broadcasts and reductions take (overlay/tree-roots.ts). */
-  private treeRoot (): PeerId {
+  /** The root whose trees this peer's broadcasts and reductions take now (overlay/tree-roots.ts): itself, unless a `treeRootStride` makes it no tree root. */
+  treeRoot (): PeerId {
     return pickTreeRoot(this.self, this.config.treeRootStride, this.members.alive(), (p) => {
       const lat = this.trees.get('lat', p)
       return lat !== undefined && lat.parent !== null && Number.isFinite(lat.metric) ? lat.metric : this.probing.rttOf(p)

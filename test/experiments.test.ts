@@ -123,10 +123,19 @@ describe('experiments at --quick size', () => {
     expect(r.targets[0]?.target).toContain('cold start')
   })
 
-  it('scale: every quick size runs and both broadcasts reach every peer', async () => {
+  it('scale: every quick size runs in both series and both broadcasts reach every peer', async () => {
     const r = await runQuick('scale')
     const ran = r.points.filter((p) => p.status === 'run')
-    expect(ran.map((p) => p.peers)).toEqual(r.parameters.sizes)
+    const sizes = r.parameters.sizes as number[]
+    expect(ran.filter((p) => p.series === 'per root').map((p) => p.peers)).toEqual(sizes)
+    // With about 32 tree roots (overlay/tree-roots.ts): fewer roots than peers, and p0000's broadcasts went through one.
+    const rooted = ran.filter((p) => p.series === 'tree roots')
+    expect(rooted.map((p) => p.peers)).toEqual(sizes)
+    for (const p of rooted) {
+      expect(p.treeRootStride).toBeGreaterThan(1)
+      expect(p.treeRoots).toBeLessThan(p.peers)
+      expect(p.treeRoots).toBeGreaterThan(0)
+    }
     for (const p of ran) {
       expect(p.shortDelivered).toBe(p.peers)
       expect(p.longDelivered).toBe(p.peers)

@@ -4,15 +4,21 @@
  * settle; wall time, heap, probes per peer, time to stable trees, tree shape, and both
  * broadcasts against the lower bounds of the modelled network (experiments/baselines).
  *
+ * Two series: every peer a root (003), and about {@link TREE_ROOTS_TARGET} tree roots
+ * (core `treeRootStride`, overlay/tree-roots.ts; p0000 is then no root and broadcasts
+ * from its place in the nearest tree root's trees).
+ *
  * The simulator's cost grows faster than linearly (see BENCHMARKS.md), so sizes run in
- * increasing order and a size whose wall time, extrapolated from the sizes already run, would
- * exceed `SIZE_BUDGET_MS` is reported as not run, with the estimate; `--max-peers` caps the
- * sizes outright.
+ * increasing order and a size whose wall time, extrapolated from the sizes its series
+ * already ran, would exceed `SIZE_BUDGET_MS` is reported as not run, with the estimate;
+ * `--max-peers` caps the sizes outright.
  */
 import { lowerBounds } from '../baselines/index.ts'
 import type { Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult } from '../harness/types.ts'
 import { PAPER_LINKS, fmt, integrity, paperTopology, ratio, runSim, withCore } from './common.ts'
+import { isTreeRoot } from '../../overlay/tree-roots.ts'
+import { peerName } from '../sim/simulation.ts'
 
 const SIZES = [100, 200, 500, 1000, 2000]
 const QUICK_SIZES = [16, 32]
@@ -22,16 +28,24 @@ const LONG_BYTES = 4 * 1024 * 1024
 export const SIZE_BUDGET_MS = 600_000
 /** Growth exponent assumed before two sizes are measured (cold start ~ n^3 measured at 100 -> 200 peers). */
 const DEFAULT_GROWTH = 3
+/** The tree-roots series aims at about this many tree roots: stride = peers / this. */
+export const TREE_ROOTS_TARGET = 32
+
+/** The stride of the tree-roots series at `peers` (at least 2). */
+export function strideFor (peers: number): number {
+  return Math.max(2, Math.round(peers / TREE_ROOTS_TARGET))
+}
 
 /** When the broadcasts start: time for the trees to settle, longer for more peers. */
 function settleMs (peers: number): number {
   return Math.max(5000, 40 * peers)
 }
 
-function scenario (peers: number): Scenario {
+function scenario (peers: number, stride: number): Scenario {
   const at = settleMs(peers)
   return {
-    name: `scale-${peers}`,
+    name: `scale-${peers}${stride > 1 ? `-stride-${stride}` : ''}`,
+    ...(stride > 1 ? { core: { treeRootStride: stride } } : {}),
     seed: 1,
     topology: paperTopology(peers, CLUSTERS),
     until: at + 300,
@@ -43,64 +57,78 @@ function scenario (peers: number): Scenario {
 }
 
 type Row = Array<string | number | null>
+type Series = 'per root' | 'tree roots'
+const SERIES: readonly Series[] = ['per root', 'tree roots']
 
 async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
   const sizes = ctx.quick ? QUICK_SIZES : SIZES
   const maxPeers = ctx.maxPeers ?? Infinity
-  const bar = ctx.progress(sizes.length, 'scale')
+  const bar = ctx.progress(2 * sizes.length, 'scale')
   const points: Array<Record<string, unknown>> = []
   const rows: Row[] = []
   const notes: string[] = []
-  const measured: Array<{ peers: number, wallMs: number }> = []
+  const measured: Record<Series, Array<{ peers: number, wallMs: number }>> = { 'per root': [], 'tree roots': [] }
   let violations = 0
   for (const peers of sizes) {
-    const skip = skipReason(peers, maxPeers, measured)
-    if (skip !== null) {
-      points.push({ peers, status: 'not run', reason: skip })
-      rows.push([peers, 'not run', null, null, null, null, null, null, null, null, null])
-      notes.push(`${peers} peers not run: ${skip}`)
-      bar.tick(1, `${peers} peers skipped`)
-      continue
+    for (const series of SERIES) {
+      const stride = series === 'per root' ? 1 : strideFor(peers)
+      const roots = Array.from({ length: peers }, (_, i) => peerName(i)).filter((p) => isTreeRoot(p, stride)).length
+      const trees = stride === 1 ? 'every peer' : `stride ${stride}: ${roots} roots`
+      const skip = skipReason(peers, maxPeers, measured[series])
+      if (skip !== null) {
+        points.push({ peers, series, treeRootStride: stride, treeRoots: roots, status: 'not run', reason: skip })
+        rows.push([peers, trees, 'not run', null, null, null, null, null, null, null, null, null])
+        notes.push(`${peers} peers, ${series}: not run: ${skip}`)
+        bar.tick(1, `${peers} peers (${series}) skipped`)
+        continue
+      }
+      bar.tick(0, `${peers} peers (${series})`)
+      const sc = withCore(ctx, scenario(peers, stride))
+      const { sim, report, wallMs, heapMB } = runSim(sc, ctx.seed)
+      const sound = integrity(report, sc, ctx.outDir)
+      notes.push(...sound.notes.map((n) => `${peers} peers, ${series}: ${n}`))
+      violations += report.violations.length
+      measured[series].push({ peers, wallMs })
+      const short = report.broadcasts.find((b) => b.bytes === 1)
+      const long = report.broadcasts.find((b) => b.bytes === LONG_BYTES)
+      const lbShort = lowerBounds(sc.topology, 0, 1)
+      const lbLong = lowerBounds(sc.topology, 0, LONG_BYTES)
+      // The trees p0000's broadcasts took: its own, or (tree roots) those of the root it picked.
+      const treeOf = report.broadcasts.find((b) => b.bytes === 1)?.treeRoot ?? 'p0000'
+      const shape = sim.treeShape(treeOf)
+      const point = {
+        peers,
+        series,
+        treeRootStride: stride,
+        treeRoots: roots,
+        status: 'run',
+        wallMs: Math.round(wallMs),
+        heapMB: Math.round(heapMB),
+        simulatedMs: report.simulatedMs,
+        broadcastsAtMs: settleMs(peers),
+        firstStableMs: report.stability.firstStableMs,
+        probesPerPeer: report.probes.perPeerMean,
+        messages: report.totals.messages,
+        violations: report.violations.length,
+        replay: sound.replay,
+        shortMs: short?.durationMs ?? null,
+        shortDelivered: short?.delivered ?? 0,
+        shortLowerBoundMs: lbShort.latencyMs,
+        shortRatio: ratio(short?.durationMs, lbShort.latencyMs),
+        shortFallbackSends: short?.fallbackSends ?? null,
+        longMs: long?.durationMs ?? null,
+        longDelivered: long?.delivered ?? 0,
+        longLowerBoundMs: lbLong.bandwidthMs,
+        longRatio: ratio(long?.durationMs, lbLong.bandwidthMs),
+        treeRoot: treeOf,
+        latTree: shape.lat,
+        bwTree: shape.bw
+      }
+      points.push(point)
+      rows.push([peers, trees, fmt(wallMs / 1000, 1), point.heapMB, point.firstStableMs, point.probesPerPeer, point.shortMs, point.shortRatio, point.longMs, point.longRatio, `${shape.lat.depth} / ${shape.bw.depth}`, `${shape.lat.wanEdges} / ${shape.bw.wanEdges}`])
+      if (point.firstStableMs === null || point.firstStableMs > point.broadcastsAtMs) notes.push(`${peers} peers, ${series}: trees not stable when the broadcasts started at ${point.broadcastsAtMs} ms`)
+      bar.tick(1, `${peers} peers (${series}): ${fmt(wallMs / 1000, 1)} s wall`)
     }
-    bar.tick(0, `${peers} peers`)
-    const sc = withCore(ctx, scenario(peers))
-    const { sim, report, wallMs, heapMB } = runSim(sc, ctx.seed)
-    const sound = integrity(report, sc, ctx.outDir)
-    notes.push(...sound.notes.map((n) => `${peers} peers: ${n}`))
-    violations += report.violations.length
-    measured.push({ peers, wallMs })
-    const short = report.broadcasts.find((b) => b.bytes === 1)
-    const long = report.broadcasts.find((b) => b.bytes === LONG_BYTES)
-    const lbShort = lowerBounds(sc.topology, 0, 1)
-    const lbLong = lowerBounds(sc.topology, 0, LONG_BYTES)
-    const shape = sim.treeShape('p0000')
-    const point = {
-      peers,
-      status: 'run',
-      wallMs: Math.round(wallMs),
-      heapMB: Math.round(heapMB),
-      simulatedMs: report.simulatedMs,
-      broadcastsAtMs: settleMs(peers),
-      firstStableMs: report.stability.firstStableMs,
-      probesPerPeer: report.probes.perPeerMean,
-      messages: report.totals.messages,
-      violations: report.violations.length,
-      replay: sound.replay,
-      shortMs: short?.durationMs ?? null,
-      shortDelivered: short?.delivered ?? 0,
-      shortLowerBoundMs: lbShort.latencyMs,
-      shortRatio: ratio(short?.durationMs, lbShort.latencyMs),
-      longMs: long?.durationMs ?? null,
-      longDelivered: long?.delivered ?? 0,
-      longLowerBoundMs: lbLong.bandwidthMs,
-      longRatio: ratio(long?.durationMs, lbLong.bandwidthMs),
-      latTree: shape.lat,
-      bwTree: shape.bw
-    }
-    points.push(point)
-    rows.push([peers, fmt(wallMs / 1000, 1), point.heapMB, point.firstStableMs, point.probesPerPeer, point.shortMs, point.shortRatio, point.longMs, point.longRatio, `${shape.lat.depth} / ${shape.bw.depth}`, `${shape.lat.wanEdges} / ${shape.bw.wanEdges}`])
-    if (point.firstStableMs === null || point.firstStableMs > point.broadcastsAtMs) notes.push(`${peers} peers: trees not stable when the broadcasts started at ${point.broadcastsAtMs} ms`)
-    bar.tick(1, `${peers} peers: ${fmt(wallMs / 1000, 1)} s wall`)
   }
   bar.done()
   const ran = points.filter((p) => p.status === 'run')
@@ -112,7 +140,8 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
       clusters: CLUSTERS,
       links: PAPER_LINKS,
       vnodes: 'one per peer',
-      core: 'defaults (overlay/config.ts)',
+      core: 'defaults (overlay/config.ts), and in the tree-roots series treeRootStride = max(2, round(peers / 32))',
+      series: { 'per root': 'every peer roots its trees (003)', 'tree roots': `about ${TREE_ROOTS_TARGET} tree roots (overlay/tree-roots.ts); p0000 broadcasts from its place in the trees of the root it picks (treeRoot)` },
       root: 'p0000',
       broadcasts: `1 B at max(5 s, 40 ms x peers), then ${LONG_BYTES} B 200 ms later`,
       heap: 'process heapUsed right after the run, the simulation still referenced (not the peak)',
@@ -121,9 +150,9 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
     points,
     tables: [{
       title: `Simulator cost and tree quality, ${CLUSTERS} clusters (seed ${ctx.seed})`,
-      columns: ['peers', 'wall s', 'heap MB', 'first stable ms', 'probes/peer', '1 B ms', '1 B / bound', '4 MB ms', '4 MB / bound', 'depth lat / bw', 'WAN edges lat / bw'],
+      columns: ['peers', 'trees', 'wall s', 'heap MB', 'first stable ms', 'probes/peer', '1 B ms', '1 B / bound', '4 MB ms', '4 MB / bound', 'depth lat / bw', 'WAN edges lat / bw'],
       rows,
-      notes: [...notes, 'bound: the lower bound of the modelled network for a broadcast from p0000; ratio 1 is optimal', 'tree columns: the trees of root p0000 at the end of the run']
+      notes: [...notes, 'bound: the lower bound of the modelled network for a broadcast from p0000; ratio 1 is optimal', 'tree columns: at the end of the run, the trees of p0000 (per root) or of the tree root its broadcasts took (tree roots)']
     }],
     plots: [
       {
@@ -132,11 +161,12 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
         spec: {
           width: 480,
           height: 300,
-          data: { values: ran.map((p) => ({ peers: p.peers, wallS: (p.wallMs as number) / 1000 })) },
+          data: { values: ran.map((p) => ({ peers: p.peers, series: p.series, wallS: (p.wallMs as number) / 1000 })) },
           mark: { type: 'line', point: true },
           encoding: {
             x: { field: 'peers', type: 'quantitative', scale: { type: 'log' } },
-            y: { field: 'wallS', type: 'quantitative', scale: { type: 'log' }, title: 'wall time (s)' }
+            y: { field: 'wallS', type: 'quantitative', scale: { type: 'log' }, title: 'wall time (s)' },
+            color: { field: 'series', type: 'nominal' }
           }
         }
       },
@@ -146,12 +176,12 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
         spec: {
           width: 480,
           height: 300,
-          data: { values: ran.flatMap((p) => [{ peers: p.peers, size: '1 B', ratio: p.shortRatio }, { peers: p.peers, size: '4 MB', ratio: p.longRatio }]).filter((d) => d.ratio !== null) },
+          data: { values: ran.flatMap((p) => [{ peers: p.peers, run: `1 B, ${String(p.series)}`, ratio: p.shortRatio }, { peers: p.peers, run: `4 MB, ${String(p.series)}`, ratio: p.longRatio }]).filter((d) => d.ratio !== null) },
           mark: { type: 'line', point: true },
           encoding: {
             x: { field: 'peers', type: 'quantitative', scale: { type: 'log' } },
             y: { field: 'ratio', type: 'quantitative', title: 'completion / lower bound' },
-            color: { field: 'size', type: 'nominal' }
+            color: { field: 'run', type: 'nominal' }
           }
         }
       }

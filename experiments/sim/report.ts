@@ -5,7 +5,7 @@ import type { DeliveryRecord } from './checker.ts'
 import type { Action } from './scenario.ts'
 
 /** What the simulator tracks of a broadcast it started. */
-export interface BcastTrack { id: string, root: string, bytes: number, tree: string, startMs: number, doneAtRootMs: number | null, fallback: number, messages: number, bytesSent: number, streams: number, stripes: number, backToBack: Extract<Action, { do: 'broadcast' }> | null }
+export interface BcastTrack { id: string, root: string, bytes: number, tree: string, startMs: number, doneAtRootMs: number | null, fallback: number, messages: number, bytesSent: number, streams: number, stripes: number, backToBack: Extract<Action, { do: 'broadcast' }> | null, treeRoot?: string }
 /** What the simulator tracks of a reduction it started. */
 export interface RedTrack { id: string, root: string, op: string, length: number, startMs: number, endMs: number | null, correct: boolean, complete: boolean, collective?: { callers: number } }
 
@@ -56,7 +56,8 @@ export function buildReport (x: ReportInput): SimReport {
       messages: b.messages,
       bytesSent: b.bytesSent,
       streams: b.streams,
-      stripes: b.stripes
+      stripes: b.stripes,
+      ...(b.treeRoot !== undefined ? { treeRoot: b.treeRoot } : {})
     }
   })
   const reductions: ReductionReport[] = x.reductions.map((r) => ({
@@ -117,6 +118,8 @@ export interface BroadcastReport {
   streams: number
   /** Stripes the root dealt the payload into (1: not striped; overlay/stripes.ts). */
   stripes: number
+  /** The tree root whose trees carried it, when not the root's own (overlay/tree-roots.ts). */
+  treeRoot?: string
 }
 
 export interface ReductionReport {
@@ -186,7 +189,7 @@ export function summarize (r: SimReport, wallMs?: number): string {
   ]
   const shown = r.broadcasts.slice(0, 8)
   for (const b of shown) {
-    lines.push(`  broadcast ${b.id} from ${b.root}: ${b.bytes} B on ${b.tree}, ${fmtMs(b.durationMs)}, ${b.delivered} delivered, ${b.missing} missing, ${b.fallbackSends} fallback`)
+    lines.push(`  broadcast ${b.id} from ${b.root}: ${b.bytes} B on ${b.tree}${b.treeRoot !== undefined ? ` of ${b.treeRoot}` : ''}, ${fmtMs(b.durationMs)}, ${b.delivered} delivered, ${b.missing} missing, ${b.fallbackSends} fallback`)
   }
   if (r.broadcasts.length > shown.length) lines.push(`  ... ${r.broadcasts.length - shown.length} more broadcasts`)
   for (const x of r.reductions.slice(0, 8)) lines.push(`  reduction ${x.id} (${x.op}, ${x.length}): ${fmtMs(x.durationMs)}, ${x.correct ? 'correct' : x.complete ? 'WRONG' : 'INCOMPLETE'}`)
