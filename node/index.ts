@@ -17,3 +17,5 @@ export { WanEmulator } from './wan/wan-emulator.ts'
 export { IntervalSet } from '../virtual-nodes/interval-set.ts'
 export type { CoreInit } from '../overlay/config.ts'
 export type { CollectiveInit } from '../overlay/collective.ts'
+/** Whether a peer id roots trees under a `core.treeRootStride` (a collective reduction's root must). */
+export { isTreeRoot } from '../overlay/tree-roots.ts'
