@@ -18,7 +18,7 @@ import type { FactsMessage, Message, ReduceStart, StreamMode } from './messages.
 import type { Output } from './outputs.ts'
 import { OwnershipEngine } from './ownership-engine.ts'
 import { OpRegistry } from './reduce-ops.ts'
-import { isTreeRoot, pickTreeRoot } from './tree-roots.ts'
+import { isTreeRoot, treeRootOf } from './tree-roots.ts'
 import { reduceStart, Reductions, type ContributeFn } from './reduction.ts'
 import { planCombine } from './combine-plan.ts'
 import { checkCollective, checkCollectiveState, checkReduceArgs, claimFresh, latRoute, type CollectiveInit } from './collective.ts'
@@ -320,15 +320,11 @@ export class TreecastCore {
   }
 
   /** Whether this peer roots trees (overlay/tree-roots.ts; always, with the default stride). */
-  get isTreeRoot (): boolean { return isTreeRoot(this.self, this.config.treeRootStride) }
+  get isTreeRoot (): boolean { return (this.selfIsRoot ??= isTreeRoot(this.self, this.config.treeRootStride)) }
+  private selfIsRoot: boolean | undefined
 
-  /** The root whose trees this peer's broadcasts and reductions take now (overlay/tree-roots.ts): itself, unless a `treeRootStride` makes it no tree root. */
-  treeRoot (): PeerId {
-    return pickTreeRoot(this.self, this.config.treeRootStride, this.members.alive(), (p) => {
-      const lat = this.trees.get('lat', p)
-      return lat !== undefined && lat.parent !== null && Number.isFinite(lat.metric) ? lat.metric : this.probing.rttOf(p)
-    }) ?? this.self
-  }
+  /** The root whose trees this peer's broadcasts and reductions take now: itself, unless a `treeRootStride` makes it no tree root. */
+  treeRoot (): PeerId { return treeRootOf(this.self, this.config.treeRootStride, this.members.alive(), this.trees, (p) => this.probing.rttOf(p)) }
 
   // ---- inputs --------------------------------------------------------------------------
 

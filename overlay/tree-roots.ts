@@ -12,6 +12,7 @@
  * whatever it knows of the membership, and nothing is re-elected on churn. Sans-IO.
  */
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import type { TreeTable } from '../trees/tree-table.ts'
 
 /** 32-bit FNV-1a of a peer id's UTF-16 code units: stable across runs and machines. */
 export function peerHash (peer: PeerId): number {
@@ -51,4 +52,16 @@ export function pickTreeRoot (self: PeerId, stride: number, alive: Iterable<Peer
     }
   }
   return best
+}
+
+/**
+ * {@link pickTreeRoot} with the core's distances: this peer's distance to the root in its
+ * latency tree of that root when it has a parent there, else the RTT it measured.
+ * `self` when no live tree root is known (the stream then goes point-to-point).
+ */
+export function treeRootOf (self: PeerId, stride: number, alive: Iterable<PeerId>, trees: Pick<TreeTable, 'get'>, rttOf: (peer: PeerId) => number | undefined): PeerId {
+  return pickTreeRoot(self, stride, alive, (p) => {
+    const lat = trees.get('lat', p)
+    return lat !== undefined && lat.parent !== null && Number.isFinite(lat.metric) ? lat.metric : rttOf(p)
+  }) ?? self
 }
