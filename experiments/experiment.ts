@@ -26,7 +26,16 @@ function nonNegativeInt (flag: string) {
   }
 }
 
-interface Opts { quick?: boolean, seed: number, out: string, maxPeers?: number, steadyProbeMs?: number, oneLane?: boolean, news?: boolean, detour?: boolean, list?: boolean }
+function positiveInt (flag: string) {
+  const parse = nonNegativeInt(flag)
+  return (value: string): number => {
+    const n = parse(value)
+    if (n < 1) throw new InvalidArgumentError(`${flag} must be at least 1, got '${value}'`)
+    return n
+  }
+}
+
+interface Opts { quick?: boolean, seed: number, out: string, maxPeers?: number, steadyProbeMs?: number, oneLane?: boolean, news?: boolean, detour?: boolean, treeRootStride?: number, list?: boolean }
 
 const program = new Command()
   .name('npm run experiment --')
@@ -40,6 +49,7 @@ const program = new Command()
   .option('--one-lane', "simulated treecast peers probe as 003 does: one probe at a time, each with its download (core probeNearLane false, probeBandwidthReuseMs 0; default: a near lane beside the main one, and light probes of peers measured in the last 10 s)")
   .option('--no-news', 'simulated treecast peers send no tree news (core treeNewsGapMs 0; default: a peer whose tree got much better tells its near peers, who probe it)')
   .option('--detour', 'simulated treecast peers probe the root of each latency tree they reach through a detour once a burst ends (core probeDetour; default off)')
+  .addOption(new Option('--tree-root-stride <s>', 'simulated treecast peers keep trees for about one peer in <s> only (core treeRootStride, overlay/tree-roots.ts; default 1: every peer roots trees, as in 003; a collective reduction rooted elsewhere then fails)').argParser(positiveInt('--tree-root-stride')))
   .option('--list', 'list the experiments and exit')
   .addHelpText('after', `\nExperiments:\n${listing()}\n`)
   .exitOverride()
@@ -73,8 +83,8 @@ async function main (): Promise<number> {
       seed: opts.seed,
       outDir: opts.out,
       ...(opts.maxPeers !== undefined ? { maxPeers: opts.maxPeers } : {}),
-      ...(opts.steadyProbeMs !== undefined || opts.oneLane === true || opts.news === false || opts.detour === true
-        ? { core: { ...(opts.steadyProbeMs !== undefined ? { steadyProbeIntervalMs: opts.steadyProbeMs } : {}), ...(opts.oneLane === true ? { probeNearLane: false, probeBandwidthReuseMs: 0 } : {}), ...(opts.news === false ? { treeNewsGapMs: 0 } : {}), ...(opts.detour === true ? { probeDetour: true } : {}) } }
+      ...(opts.steadyProbeMs !== undefined || opts.oneLane === true || opts.news === false || opts.detour === true || opts.treeRootStride !== undefined
+        ? { core: { ...(opts.steadyProbeMs !== undefined ? { steadyProbeIntervalMs: opts.steadyProbeMs } : {}), ...(opts.oneLane === true ? { probeNearLane: false, probeBandwidthReuseMs: 0 } : {}), ...(opts.news === false ? { treeNewsGapMs: 0 } : {}), ...(opts.detour === true ? { probeDetour: true } : {}), ...(opts.treeRootStride !== undefined ? { treeRootStride: opts.treeRootStride } : {}) } }
         : {})
     })
     return 0
