@@ -63,8 +63,12 @@ export const DEFAULT_DEDUPE_CAPACITY = 8192
 export const DEFAULT_MAX_ACTIVE_TRANSFERS = 4096
 /** An incomplete transfer with no progress for this long is dropped. */
 export const DEFAULT_TRANSFER_IDLE_MS = 120_000
-/** Hop limit of point-to-point forwarding, against forwarding loops under stale views. */
-export const DEFAULT_MAX_HOPS = 64
+/**
+ * Hop limit of a stream's path, against forwarding loops under stale views. A tree path is
+ * at most a tree's depth, twice it from a peer that is no tree root (overlay/tree-roots.ts:
+ * up, then down), and bandwidth trees were 35-37 deep at 500-2,000 peers (scale).
+ */
+export const DEFAULT_MAX_HOPS = 256
 /** Owners a bandwidth-tree broadcast's leftover goes to at most, from one peer (rule III). */
 export const DEFAULT_FALLBACK_FANOUT = 2
 /** Elements of a reduced array. */

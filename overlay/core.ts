@@ -262,7 +262,7 @@ export class TreecastCore {
     const mode: StreamMode = opts.mode === undefined || opts.mode === 'auto' ? (totalBytes >= this.config.switchPointBytes ? 'bw' : 'lat') : opts.mode
     const id = this.newId()
     const all = IntervalSet.range(0, this.vnodes)
-    const tree = this.treeRoot()
+    const tree = this.treeRoot(mode === 'bw' ? 'bw' : 'lat')
     const plan = mode === 'bw' && tree === this.self && totalBytes >= this.config.stripeMinBytes ? planStripes(all, this.ownership.owned, this.trees.stripeEntries(), this.self, (p) => this.members.isAlive(p), Math.min(this.config.stripeMaxCount, chunks.length)) : null
     this.streams.originate(now, { id, origin: this.self, tree, mode, chunkCount: chunks.length, totalBytes }, all, chunks, plan ?? undefined)
     this.flush(now)
@@ -316,15 +316,15 @@ export class TreecastCore {
 
   /** Sends the start of reduction `id` down this peer's latency tree. */
   private startReduction (now: number, id: string, reduce: ReduceStart): void {
-    this.streams.originate(now, { id, origin: this.self, tree: this.treeRoot(), mode: 'lat', chunkCount: 1, totalBytes: 0, reduce }, IntervalSet.range(0, this.vnodes), [new Uint8Array(0)])
+    this.streams.originate(now, { id, origin: this.self, tree: this.treeRoot('lat'), mode: 'lat', chunkCount: 1, totalBytes: 0, reduce }, IntervalSet.range(0, this.vnodes), [new Uint8Array(0)])
   }
 
   /** Whether this peer roots trees (overlay/tree-roots.ts; always, with the default stride). */
   get isTreeRoot (): boolean { return (this.selfIsRoot ??= isTreeRoot(this.self, this.config.treeRootStride)) }
   private selfIsRoot: boolean | undefined
 
-  /** The root whose trees this peer's broadcasts and reductions take now: itself, unless a `treeRootStride` makes it no tree root. */
-  treeRoot (): PeerId { return treeRootOf(this.self, this.config.treeRootStride, this.members.alive(), this.trees, (p) => this.probing.rttOf(p)) }
+  /** The root whose `kind` tree this peer's broadcasts and reductions take now: itself, unless a `treeRootStride` makes it no tree root. */
+  treeRoot (kind: TreeKind): PeerId { return treeRootOf(this.self, this.config.treeRootStride, kind, this.members.alive(), this.trees, (p) => this.probing.rttOf(p)) }
 
   // ---- inputs --------------------------------------------------------------------------
 

@@ -322,9 +322,10 @@ export class Streams {
         }
         // A stream from an origin that is no tree root starts mid-tree (overlay/tree-roots.ts):
         // what this subtree does not reach goes up, unless it came down from the parent
-        // (then reach sets were stale, and rule III sends it).
+        // (then reach sets were stale, and rule III sends it; a stale child entry naming the
+        // parent must not send it back either).
         const up = st.parent
-        if (!rest.isEmpty && t.tree !== t.origin && up !== null && (inc.from === null || st.children.has(inc.from)) && this.host.isAlive(up)) {
+        if (!rest.isEmpty && t.tree !== t.origin && up !== null && up !== inc.from && (inc.from === null || st.children.has(inc.from)) && this.host.isAlive(up)) {
           this.addRoute(t, inc, up, rest, false, stripe)
           forwarded = forwarded.union(rest)
           rest = IntervalSet.EMPTY

@@ -13,6 +13,7 @@
  */
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { TreeTable } from '../trees/tree-table.ts'
+import type { TreeKind } from '../trees/tree-kind.ts'
 
 /** 32-bit FNV-1a of a peer id's UTF-16 code units: stable across runs and machines. */
 export function peerHash (peer: PeerId): number {
@@ -54,14 +55,21 @@ export function pickTreeRoot (self: PeerId, stride: number, alive: Iterable<Peer
   return best
 }
 
+/** Ranks tree roots this peer has no parent under after every root it has one under. */
+const DETACHED_MS = 1e9
+
 /**
- * {@link pickTreeRoot} with the core's distances: this peer's distance to the root in its
- * latency tree of that root when it has a parent there, else the RTT it measured.
- * `self` when no live tree root is known (the stream then goes point-to-point).
+ * {@link pickTreeRoot} with the core's distances: first the tree roots under which this
+ * peer has a parent in the tree of `kind` the stream will take (from anywhere else it
+ * could only go point-to-point), then the rest; within each, this peer's distance to the
+ * root in its latency tree of that root, else the RTT it measured. `self` when no live
+ * tree root is known (the stream then goes point-to-point).
  */
-export function treeRootOf (self: PeerId, stride: number, alive: Iterable<PeerId>, trees: Pick<TreeTable, 'get'>, rttOf: (peer: PeerId) => number | undefined): PeerId {
+export function treeRootOf (self: PeerId, stride: number, kind: TreeKind, alive: Iterable<PeerId>, trees: Pick<TreeTable, 'get'>, rttOf: (peer: PeerId) => number | undefined): PeerId {
   return pickTreeRoot(self, stride, alive, (p) => {
     const lat = trees.get('lat', p)
-    return lat !== undefined && lat.parent !== null && Number.isFinite(lat.metric) ? lat.metric : rttOf(p)
+    const dist = lat !== undefined && lat.parent !== null && Number.isFinite(lat.metric) ? lat.metric : rttOf(p)
+    if ((trees.get(kind, p)?.parent ?? null) !== null) return dist ?? DETACHED_MS / 2
+    return dist === undefined ? undefined : DETACHED_MS + dist
   }) ?? self
 }

@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { InvalidArgumentError } from '../overlay/errors.ts'
 import type { Output } from '../overlay/outputs.ts'
-import { isTreeRoot, peerHash, pickTreeRoot } from '../overlay/tree-roots.ts'
+import { isTreeRoot, peerHash, pickTreeRoot, treeRootOf } from '../overlay/tree-roots.ts'
+import type { TreeKind } from '../trees/tree-kind.ts'
+import type { TreeState } from '../trees/tree-table.ts'
 import { expectExactlyOnce, settled, type Loop } from './core-loop.ts'
 
 describe('the tree-root rule', () => {
@@ -31,6 +33,26 @@ describe('the tree-root rule', () => {
     const byHash = peerHash('p3') < peerHash('p7') ? 'p3' : 'p7'
     expect(pickTreeRoot('p0', 4, ['p3', 'p7'], () => undefined)).toBe(byHash)
     expect(pickTreeRoot('p0', 4, ['p1', 'p2'], () => 1)).toBeNull()
+  })
+
+  it('the core prefers a tree root under which it has a parent in the tree the stream takes, then the nearest', () => {
+    // p3 and p7 are tree roots under stride 4. This peer measured p3 at 0.3 ms and p7 at 6 ms.
+    const rtt = new Map<PeerId, number>([['p3', 0.3], ['p7', 6]])
+    const state = (parent: PeerId | null, metric: number): TreeState => ({ parent, metric }) as unknown as TreeState
+    const trees = (attached: Record<string, PeerId | null>) => ({
+      get: (kind: TreeKind, root: PeerId): TreeState | undefined => (root === 'p3' || root === 'p7') ? state(attached[`${kind}:${root}`] ?? null, root === 'p3' ? 0.5 : 6.2) : undefined
+    })
+    const alive = ['p0', 'p3', 'p7']
+    // Attached in both trees of both: the nearer by latency-tree distance.
+    const both = trees({ 'lat:p3': 'p1', 'bw:p3': 'p1', 'lat:p7': 'p1', 'bw:p7': 'p1' })
+    expect(treeRootOf('p0', 4, 'lat', alive, both, (p) => rtt.get(p))).toBe('p3')
+    // p3's bandwidth tree lost this peer's parent: a long broadcast takes p7's, a short one still p3's.
+    const noBw = trees({ 'lat:p3': 'p1', 'lat:p7': 'p1', 'bw:p7': 'p1' })
+    expect(treeRootOf('p0', 4, 'bw', alive, noBw, (p) => rtt.get(p))).toBe('p7')
+    expect(treeRootOf('p0', 4, 'lat', alive, noBw, (p) => rtt.get(p))).toBe('p3')
+    // Attached nowhere: the nearest by RTT; nothing alive: itself.
+    expect(treeRootOf('p0', 4, 'lat', alive, trees({}), (p) => rtt.get(p))).toBe('p3')
+    expect(treeRootOf('p0', 4, 'lat', ['p0', 'p1'], trees({}), (p) => rtt.get(p))).toBe('p0')
   })
 })
 

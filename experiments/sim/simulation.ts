@@ -397,9 +397,9 @@ export class Simulation {
     const chunks: Uint8Array[] = []
     const shared = new Uint8Array(Math.min(chunkBytes, Math.max(1, a.bytes)))
     for (let off = 0; off < a.bytes; off += chunkBytes) chunks.push(shared.subarray(0, Math.min(chunkBytes, a.bytes - off)))
-    const via = p.core.treeRoot()
-    const id = p.core.broadcast(this.now, chunks, { mode: a.tree ?? 'auto' })
     const tree = a.bytes >= p.core.config.switchPointBytes ? 'bw' : 'lat'
+    const via = p.core.treeRoot(a.tree !== undefined && a.tree !== 'auto' ? a.tree : tree)
+    const id = p.core.broadcast(this.now, chunks, { mode: a.tree ?? 'auto' })
     this.bcasts.set(id, { id, root: p.name, bytes: a.bytes, tree: a.tree !== undefined && a.tree !== 'auto' ? a.tree : tree, startMs: this.now, doneAtRootMs: null, fallback: 0, messages: 0, bytesSent: 0, streams: 0, stripes: 1, backToBack: a.backToBack === true ? a : null, ...(via !== p.name ? { treeRoot: via } : {}) })
     this.after(p)
   }
