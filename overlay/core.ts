@@ -14,7 +14,7 @@ import type { TreeKind } from '../trees/tree-kind.ts'
 import { resolveCoreConfig, type CoreConfig } from './config.ts'
 import { InvalidArgumentError, NotRunningError } from './errors.ts'
 import { Membership } from './membership.ts'
-import type { FactsMessage, Message, ReduceStart, StreamMode } from './messages.ts'
+import type { FactsMessage, Message, ReduceStart } from './messages.ts'
 import type { Output } from './outputs.ts'
 import { OwnershipEngine } from './ownership-engine.ts'
 import { OpRegistry } from './reduce-ops.ts'
@@ -23,12 +23,13 @@ import { reduceStart, Reductions, type ContributeFn } from './reduction.ts'
 import { planCombine } from './combine-plan.ts'
 import { checkCollective, checkCollectiveState, checkReduceArgs, claimFresh, latRoute, type CollectiveInit } from './collective.ts'
 import { Streams, type Transfer } from './streams.ts'
-import { planStripes } from './stripes.ts'
+import { planBroadcast } from './broadcast-plan.ts'
 import { TimerQueue } from './timer-queue.ts'
 import { chunkPayload } from './payload.ts'
 import { Probing } from './probing.ts'
 import { Liveness } from './liveness.ts'
 import { PreJoinBuffer } from './pre-join-buffer.ts'
+import { Suspects } from './suspects.ts'
 import { TreeOutbox } from './tree-outbox.ts'
 import type { CoreParams, CoreState, CoreStats } from './core-params.ts'
 
@@ -65,8 +66,7 @@ export class TreecastCore {
   private readonly liveness: Liveness
   private readonly treeOutbox: TreeOutbox
   private parkArmed = false
-  /** Peers whose connection closed, with their incarnation, until the grace period ends. */
-  private readonly suspects = new Map<PeerId, number>()
+  private readonly suspects: Suspects
   /** Messages that arrived while joining, before the contact's snapshot. */
   private readonly preJoin = new PreJoinBuffer()
 
@@ -173,6 +173,7 @@ export class TreecastCore {
       claimTimeoutMs: () => this.config.failureDetectionTimeoutMs,
       setClaimTimer: (at) => this.timers.add(at, 'claim')
     })
+    this.suspects = new Suspects(this.config.suspectGraceMs, (at, peer) => this.timers.add(at, 'suspect', peer))
     this.liveness = new Liveness({
       awaited: () => [...this.streams.awaitedPeers(), ...this.reductions.awaitedPeers()], // unacknowledged data, partials under way
       ping: (peer) => this.send(peer, { t: 'ping', nonce: 0 }),
@@ -257,14 +258,9 @@ export class TreecastCore {
   broadcast (now: number, payload: Uint8Array | readonly Uint8Array[], opts: { mode?: 'auto' | TreeKind } = {}): string {
     this.expectState('running')
     this.now = now
-    const chunks = chunkPayload(payload, this.config)
-    const totalBytes = chunks.reduce((n, c) => n + c.length, 0)
-    const mode: StreamMode = opts.mode === undefined || opts.mode === 'auto' ? (totalBytes >= this.config.switchPointBytes ? 'bw' : 'lat') : opts.mode
+    const b = planBroadcast(payload, opts.mode, this.config, { self: this.self, vnodeCount: this.vnodes, owned: this.ownership.owned, treeRoot: (k) => this.treeRoot(k), stripeEntries: () => this.trees.stripeEntries(), isAlive: (p) => this.members.isAlive(p) })
     const id = this.newId()
-    const all = IntervalSet.range(0, this.vnodes)
-    const tree = this.treeRoot(mode === 'bw' ? 'bw' : 'lat')
-    const plan = mode === 'bw' && tree === this.self && totalBytes >= this.config.stripeMinBytes ? planStripes(all, this.ownership.owned, this.trees.stripeEntries(), this.self, (p) => this.members.isAlive(p), Math.min(this.config.stripeMaxCount, chunks.length)) : null
-    this.streams.originate(now, { id, origin: this.self, tree, mode, chunkCount: chunks.length, totalBytes }, all, chunks, plan ?? undefined)
+    this.streams.originate(now, { id, origin: this.self, tree: b.tree, mode: b.mode, chunkCount: b.chunks.length, totalBytes: b.totalBytes }, b.header, b.chunks, b.stripes)
     this.flush(now)
     return id
   }
@@ -386,11 +382,8 @@ export class TreecastCore {
     if (this.stateValue !== 'running' && this.stateValue !== 'leaving') return
     if (incarnation !== undefined && incarnation < this.members.incarnationOf(peer)) return
     const inc = this.members.incarnationOf(peer)
-    if (this.members.statusOf(peer) === 'alive' && this.config.suspectGraceMs > 0) {
-      // A closed connection may be a graceful leave whose facts are still on their way
-      // (through a contact): wait a little before declaring a crash.
-      if (!this.suspects.has(peer)) { this.suspects.set(peer, inc); this.timers.add(now + this.config.suspectGraceMs, 'suspect', peer) }
-    } else this.ownership.connectionLost(now, peer, inc)
+    // An alive peer's closed connection may be a graceful leave: waited on first (overlay/suspects.ts).
+    if (this.members.statusOf(peer) !== 'alive' || !this.suspects.wait(now, peer, inc)) this.ownership.connectionLost(now, peer, inc)
     this.flush(now)
   }
 
@@ -418,8 +411,7 @@ export class TreecastCore {
         case 'steady': this.probing.onSteadyTimer(now); break
         case 'tree': this.treeOutbox.onTimer(); break
         case 'suspect': {
-          const inc = this.suspects.get(e.key)
-          this.suspects.delete(e.key)
+          const inc = this.suspects.expire(e.key)
           if (inc !== undefined && (this.stateValue === 'running' || this.stateValue === 'leaving')) this.ownership.connectionLost(now, e.key, inc)
           break
         }

@@ -134,7 +134,7 @@ export class TreeTable {
   /** A peer is gone: orphan the trees it parented, drop it as a child. Returns true if it was a parent somewhere. */
   peerGone (peer: PeerId): boolean {
     let wasParent = false
-    for (const st of this.allTrees()) {
+    for (const st of this.all()) {
       if (st.parent === peer) {
         wasParent = true
         this.setParent(st, null)
@@ -162,7 +162,7 @@ export class TreeTable {
    */
   leaveAll (): void {
     this.frozen = true
-    for (const st of this.allTrees()) {
+    for (const st of this.all()) {
       st.pending = null
       if (st.parent === null) continue
       this.host.sendOp(st.parent, { op: 'detach', kind: st.kind, root: st.root })
@@ -172,13 +172,13 @@ export class TreeTable {
 
   /** Own virtual nodes changed: every tree's reach changes. */
   ownedChanged (): void {
-    for (const st of this.allTrees()) this.recomputeReach(st)
+    for (const st of this.all()) this.recomputeReach(st)
   }
 
   /** Trees (of other roots) in which this peer has no parent. */
   parentlessCount (): number {
     let n = 0
-    for (const st of this.allTrees()) if (st.root !== this.host.self && st.parent === null) n++
+    for (const st of this.all()) if (st.root !== this.host.self && st.parent === null) n++
     return n
   }
 
@@ -188,7 +188,7 @@ export class TreeTable {
   /** The largest distance to a root over the latency trees this peer is connected in. */
   maxDistMs (): number {
     let max = 0
-    for (const st of this.allTrees()) {
+    for (const st of this.all()) {
       if (st.kind === 'lat' && Number.isFinite(st.metric) && st.metric > max) max = st.metric
     }
     return max
@@ -346,12 +346,8 @@ export class TreeTable {
   /** True when some tree's reach or metric may have to be sent. */
   get hasDirty (): boolean { return this.dirty.size > 0 }
 
-  /** Every tree, for views and the simulator's checks. */
-  all (): IterableIterator<TreeState> {
-    return this.allTrees()
-  }
-
-  private * allTrees (): IterableIterator<TreeState> {
+  /** Every tree: latency trees, then bandwidth trees. */
+  * all (): IterableIterator<TreeState> {
     yield * this.byKind.lat.values()
     yield * this.byKind.bw.values()
   }
