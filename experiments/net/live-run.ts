@@ -12,6 +12,8 @@ import { performance } from 'node:perf_hooks'
 import type { PrivateKey } from '@libp2p/interface'
 import { createTreecast, type CreateTreecastInit, type TreecastNode } from '../../node/create-treecast.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
+import { DEFAULT_TREE_ROOT_STRIDE } from '../../overlay/config.ts'
+import { isTreeRoot } from '../../overlay/tree-roots.ts'
 import { IntervalSet } from '../../virtual-nodes/interval-set.ts'
 import { groundTruth, treeShape } from '../sim/analysis.ts'
 import { contribute } from '../sim/ground-truth.ts'
@@ -364,11 +366,16 @@ export class LiveRun {
     return `status: ${running.length} peers running, ${probing} probing, ${conns / 2} connections, ${msgs} messages sent so far`
   }
 
-  /** The shape of the first running peer's two trees: depth, fan-out, edges between clusters. */
+  /**
+   * The shape of the two trees of the first running peer that roots trees (every peer, or
+   * with a `core.treeRootStride` one in about `stride`): depth, fan-out, edges between clusters.
+   */
   describeTrees (): string {
     const running = this.peers.filter((p) => p.status === 'running' && p.node !== undefined)
-    const root = running[0]
-    if (root === undefined) return 'no peers'
+    if (running.length === 0) return 'no peers'
+    const stride = this.scenario.core?.treeRootStride ?? DEFAULT_TREE_ROOT_STRIDE
+    const root = running.find((p) => isTreeRoot((p.node as TreecastNode).id, stride))
+    if (root === undefined) return 'no running peer roots trees'
     const index = new Map(running.map((p, i) => [(p.node as TreecastNode).id, i]))
     const rootId = (root.node as TreecastNode).id
     const shape = treeShape(running.length, (kind, i) => {
