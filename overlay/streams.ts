@@ -308,7 +308,9 @@ export class Streams {
         const children = [...st.children].sort((a, b) => b[1].size - a[1].size || (a[0] < b[0] ? -1 : 1))
         const routes: Route[] = []
         for (const [child, reach] of children) {
-          if (!this.host.isAlive(child)) continue
+          // Never back to the peer it came from: a child sends up only what its subtree
+          // does not reach, and knows that better than this peer's reach set for it.
+          if (child === inc.from || !this.host.isAlive(child)) continue
           const part = rest.intersection(reach)
           if (part.isEmpty) continue
           routes.push(this.addRoute(t, inc, child, part, false, stripe))

@@ -11,6 +11,8 @@ import type { Output } from '../overlay/outputs.ts'
 import { isTreeRoot, peerHash, pickTreeRoot, treeRootOf } from '../overlay/tree-roots.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
 import type { TreeState } from '../trees/tree-table.ts'
+import type { TreecastCore } from '../overlay/core.ts'
+import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import { expectExactlyOnce, settled, type Loop } from './core-loop.ts'
 
 describe('the tree-root rule', () => {
@@ -104,6 +106,33 @@ describe('five cores, only p3 roots trees', () => {
     for (const p of loop.running()) loop.input(p, (c) => { c.reduceCollective(loop.now, { id: 'c3', root: 'p3', op: 'sum', length: 2 }) })
     loop.runUntil(() => loop.outputs('reduced', 'p3').length > 0, 70_000, 'collective')
     expect([...(loop.outputs('reduced', 'p3')[0]?.out as Extract<Output, { type: 'reduced' }>).value]).toEqual([23 * 24 / 2, 23])
+    loop.ok()
+  })
+  it('a part a child sent up is never routed back down to it, even when the parent\'s reach set for it is stale', () => {
+    const loop = rootsOnly()
+    // A peer that is no tree root, with a parent in p3's latency tree.
+    const s = loop.running().find((p) => p !== 'p3' && loop.core(p).trees.get('lat', 'p3')?.parent != null) as PeerId
+    const parent = loop.core(s).trees.get('lat', 'p3')?.parent as PeerId
+    // The parent believes s's subtree also reaches a virtual node of a peer outside it.
+    const st = loop.core(parent).trees.get('lat', 'p3') as TreeState
+    const reach = st.children.get(s)
+    expect(reach).toBeDefined()
+    const outside = loop.running().find((p) => p !== s && p !== parent && !(reach as IntervalSet).intersects(loop.core(p).ownedSet)) as PeerId
+    expect(outside).toBeDefined()
+    st.children.set(s, (reach as IntervalSet).union(loop.core(outside).ownedSet))
+    for (const [what, start] of [['reduction', (c: TreecastCore) => c.reduce(loop.now, { op: 'sum', length: 1 })], ['broadcast', (c: TreecastCore) => c.broadcast(loop.now, new Uint8Array(1))]] as const) {
+      const id = loop.input(s, start)
+      if (what === 'reduction') {
+        loop.runUntil(() => loop.outputs('reduced', s).length > 0, 10_000, 'reduced')
+        expect([...(loop.outputs('reduced', s)[0]?.out as Extract<Output, { type: 'reduced' }>).value]).toEqual([23 * 24 / 2])
+      } else {
+        loop.runUntil(() => loop.outputs('broadcast-done', s).some((l) => (l.out as { id: string }).id === id), 10_000, 'broadcast')
+        loop.run(200)
+        expectExactlyOnce(loop, id, 23)
+      }
+      const back = loop.sent.filter((m) => m.from === parent && m.to === s && m.message.t === 'chunk' && m.message.open?.id === id)
+      expect(back, `${what}: ${parent} sent ${s}'s own part back to it`).toEqual([])
+    }
     loop.ok()
   })
 })
