@@ -237,16 +237,21 @@ class Fields {
     }
   }
 
-  /** An `adopt` or `reach` op with its optional cluster entries (at most MAX_TREE_ENTRIES). */
+  /** An `adopt` or `reach` op with its optional cluster entries. */
   private withEntries<T extends { op: 'adopt' | 'reach' }> (o: Obj, path: string, op: T): T | T & { entries: readonly TreeEntry[] } {
+    const entries = this.entries(o, `${path}.entries`)
+    return entries.length === 0 ? op : { ...op, entries }
+  }
+
+  /** The optional cluster entries of `o` (at most MAX_TREE_ENTRIES; none when absent). */
+  entries (o: Obj, path: string): readonly TreeEntry[] {
     const raw = own(o, 'entries')
-    if (raw === undefined) return op
-    if (Array.isArray(raw) && raw.length > MAX_TREE_ENTRIES) throw new WireError('limit', `${path}.entries: ${raw.length} entries > ${MAX_TREE_ENTRIES}`)
-    const entries = this.list(raw, `${path}.entries`, (y, p) => {
+    if (raw === undefined) return []
+    if (Array.isArray(raw) && raw.length > MAX_TREE_ENTRIES) throw new WireError('limit', `${path}: ${raw.length} entries > ${MAX_TREE_ENTRIES}`)
+    return this.list(raw, path, (y, p) => {
       const [peer, reach] = this.tuple(y, p, 2)
       return { peer: this.peer(peer, `${p}.peer`), reach: this.set(reach, `${p}.reach`) }
     })
-    return entries.length === 0 ? op : { ...op, entries }
   }
 
   reduceStart (x: unknown, path: string): ReduceStart {
@@ -451,7 +456,9 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     return { ...msg, seg: f.int(seg, 'seg', 0, Math.max(0, Math.ceil(msg.length / size) - 1)), segment: size }
   },
   'reduce-ack': (o, f) => ({ t: 'reduce-ack', id: f.id(own(o, 'id'), 'id'), root: f.peer(own(o, 'root'), 'root'), part: f.set(own(o, 'part'), 'part') }),
-  resend: (o, f) => ({ t: 'resend', id: f.id(own(o, 'id'), 'id') })
+  resend: (o, f) => ({ t: 'resend', id: f.id(own(o, 'id'), 'id') }),
+  'entries-req': (o, f) => ({ t: 'entries-req', id: f.id(own(o, 'id'), 'id') }),
+  'entries-rep': (o, f) => ({ t: 'entries-rep', id: f.id(own(o, 'id'), 'id'), entries: f.entries(o, 'entries') })
 }
 
 /**

@@ -167,6 +167,8 @@ function fieldsWire (msg: Message): Record<string, unknown> {
     }
     case 'reduce-ack': return { id: msg.id, root: msg.root, part: setBytes(msg.part) }
     case 'resend': return { id: msg.id }
+    case 'entries-req': return { id: msg.id }
+    case 'entries-rep': return withEntries({ id: msg.id }, msg.entries)
     case 'pull': {
       const out: Record<string, unknown> = { id: msg.id, root: msg.root, op: msg.op, length: msg.length, want: setBytes(msg.want), hops: msg.hops }
       if (msg.seg !== undefined && msg.segment !== undefined) { out.seg = msg.seg; out.segment = msg.segment }
@@ -318,7 +320,9 @@ function fieldsSize (msg: Message): number {
       str('value') + bytes(msg.value.byteLength) + (msg.seg === undefined ? 0 : kn('seg', msg.seg)) +
       (msg.coll === undefined ? 0 : str('coll') + 1 + num(msg.coll.length) + (msg.coll.segment === undefined ? 0 : num(msg.coll.segment)))
     case 'reduce-ack': return ks('id', msg.id) + ks('root', msg.root) + kset('part', msg.part)
-    case 'resend': return ks('id', msg.id)
+    case 'resend':
+    case 'entries-req': return ks('id', msg.id)
+    case 'entries-rep': return ks('id', msg.id) + entriesSize(msg.entries)
     case 'pull': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kn('length', msg.length) +
       kset('want', msg.want) + kn('hops', msg.hops) +
       (msg.seg === undefined || msg.segment === undefined ? 0 : kn('seg', msg.seg) + kn('segment', msg.segment)) +

@@ -135,6 +135,11 @@ export const DEFAULT_STRIPE_MIN_BYTES = 256 * 1024
  */
 export const DEFAULT_STRIPE_RESEND_MS = 2000
 /**
+ * A peer that roots no trees holds a long broadcast this long at most for its tree root's
+ * cluster entries (overlay/stripe-asks.ts): one round trip, inside its cluster as a rule.
+ */
+export const DEFAULT_STRIPE_ASK_TIMEOUT_MS = 100
+/**
  * A bandwidth-tree parent takes at most this many children: striped broadcasts send every
  * stripe along the same tree inside a cluster, so each peer forwards k stripes' worth per
  * child (k wide-area links' rate), and a wider fan-out makes its uplink the bottleneck.
@@ -238,6 +243,14 @@ export interface CoreInit {
    * only the stripes re-routed to it. @default 2000
    */
   stripeResendMs?: number
+  /**
+   * A peer that roots no trees (`treeRootStride`) asks its tree root for the cluster
+   * entries of its bandwidth tree before a broadcast of at least `stripeMinBytes`, and
+   * stripes it along that tree from here (overlay/stripe-asks.ts); with no answer within
+   * this many ms it sends it unstriped. 0: never asks (such broadcasts go unstriped).
+   * @default 100
+   */
+  stripeAskTimeoutMs?: number
   /**
    * A bandwidth-tree candidate with this many children is not taken as a parent, so a peer
    * forwarding every stripe of a striped broadcast keeps uplink to spare. 0: no limit (003's
@@ -348,6 +361,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     stripeMaxCount: init.stripeMaxCount ?? DEFAULT_STRIPE_MAX_COUNT,
     stripeMinBytes: init.stripeMinBytes ?? DEFAULT_STRIPE_MIN_BYTES,
     stripeResendMs: init.stripeResendMs ?? DEFAULT_STRIPE_RESEND_MS,
+    stripeAskTimeoutMs: init.stripeAskTimeoutMs ?? DEFAULT_STRIPE_ASK_TIMEOUT_MS,
     bwMaxChildren: init.bwMaxChildren ?? DEFAULT_BW_MAX_CHILDREN,
     treeRootStride: init.treeRootStride ?? DEFAULT_TREE_ROOT_STRIDE,
     reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
@@ -383,7 +397,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     const v = c[key]
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new InvalidConfigError(`${key} must be a finite number > 0, got ${String(v)}`)
   }
-  for (const key of ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs', 'tieTolerance', 'suspectGraceMs', 'treeUpdateDelayMs', 'probeNearFraction', 'reduceCombineMinBytes', 'probeBandwidthReuseMs', 'probeNearLaneGapMs', 'treeNewsGapMs'] as const) {
+  for (const key of ['probeExtraCount', 'reduceTimeoutMinMs', 'steadyProbeIntervalMs', 'tieTolerance', 'suspectGraceMs', 'treeUpdateDelayMs', 'probeNearFraction', 'reduceCombineMinBytes', 'probeBandwidthReuseMs', 'probeNearLaneGapMs', 'treeNewsGapMs', 'stripeAskTimeoutMs'] as const) {
     const v = c[key]
     if (!Number.isFinite(v) || v < 0) throw new InvalidConfigError(`${key} must be a finite number >= 0, got ${String(v)}`)
   }

@@ -24,6 +24,7 @@ import { planCombine } from './combine-plan.ts'
 import { checkCollective, checkCollectiveState, checkReduceArgs, claimFresh, latRoute, type CollectiveInit } from './collective.ts'
 import { Streams, type Transfer } from './streams.ts'
 import { planBroadcast } from './broadcast-plan.ts'
+import { StripeAsks } from './stripe-asks.ts'
 import { TimerQueue } from './timer-queue.ts'
 import { chunkPayload } from './payload.ts'
 import { Probing } from './probing.ts'
@@ -67,6 +68,7 @@ export class TreecastCore {
   private readonly treeOutbox: TreeOutbox
   private parkArmed = false
   private readonly suspects: Suspects
+  private readonly asks: StripeAsks
   /** Messages that arrived while joining, before the contact's snapshot. */
   private readonly preJoin = new PreJoinBuffer()
 
@@ -173,6 +175,11 @@ export class TreecastCore {
       claimTimeoutMs: () => this.config.failureDetectionTimeoutMs,
       setClaimTimer: (at) => this.timers.add(at, 'claim')
     })
+    this.asks = new StripeAsks({
+      self: this.self, owned: () => this.ownership.owned, isAlive: (p) => this.members.isAlive(p), send: (to, m) => this.send(to, m),
+      setTimer: (at, id) => this.timers.add(at, 'ask', id), reject: (r) => this.reject(r),
+      originate: (now, id, b, stripes) => this.streams.originate(now, { id, origin: this.self, tree: b.tree, mode: b.mode, chunkCount: b.chunks.length, totalBytes: b.totalBytes }, b.header, b.chunks, stripes)
+    }, { timeoutMs: this.config.stripeAskTimeoutMs, maxStripes: this.config.stripeMaxCount, minBytes: this.config.stripeMinBytes })
     this.suspects = new Suspects(this.config.suspectGraceMs, (at, peer) => this.timers.add(at, 'suspect', peer))
     this.liveness = new Liveness({
       awaited: () => [...this.streams.awaitedPeers(), ...this.reductions.awaitedPeers()], // unacknowledged data, partials under way
@@ -237,6 +244,7 @@ export class TreecastCore {
   leave (now: number): void {
     this.expectState('running')
     this.now = now
+    this.asks.releaseAll(now)
     this.stateValue = 'leaving'
     this.probing.stop()
     this.trees.leaveAll()
@@ -260,7 +268,7 @@ export class TreecastCore {
     this.now = now
     const b = planBroadcast(payload, opts.mode, this.config, { self: this.self, vnodeCount: this.vnodes, owned: this.ownership.owned, treeRoot: (k) => this.treeRoot(k), stripeEntries: () => this.trees.stripeEntries(), isAlive: (p) => this.members.isAlive(p) })
     const id = this.newId()
-    this.streams.originate(now, { id, origin: this.self, tree: b.tree, mode: b.mode, chunkCount: b.chunks.length, totalBytes: b.totalBytes }, b.header, b.chunks, b.stripes)
+    this.asks.start(now, id, b)
     this.flush(now)
     return id
   }
@@ -364,6 +372,8 @@ export class TreecastCore {
       case 'chunk': this.streams.onChunk(now, from, msg); break
       case 'ack': this.streams.onAck(from, msg.stream, msg.away === true); break
       case 'resend': this.streams.onResend(from, msg.id); break
+      case 'entries-req': this.send(from, { t: 'entries-rep', id: msg.id, entries: this.trees.stripeEntries() }); break
+      case 'entries-rep': this.asks.onEntries(now, from, msg.id, msg.entries); break
       case 'partial': this.reductions.onPartial(now, from, msg); break
       case 'reduce-ack': this.reductions.onReduceAck(now, from, msg.id, msg.root, msg.part); break
       case 'pull': if (this.ops.has(msg.op) && msg.length <= this.config.maxReduceLength) this.reductions.onPull(msg, this.config.maxHops); else this.reject('bad-pull'); break
@@ -410,6 +420,7 @@ export class TreecastCore {
         case 'claim': this.ownership.onClaimTimer(now); break
         case 'steady': this.probing.onSteadyTimer(now); break
         case 'tree': this.treeOutbox.onTimer(); break
+        case 'ask': this.asks.onTimeout(now, e.key); break
         case 'suspect': {
           const inc = this.suspects.expire(e.key)
           if (inc !== undefined && (this.stateValue === 'running' || this.stateValue === 'leaving')) this.ownership.connectionLost(now, e.key, inc)

@@ -8,7 +8,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { DeliveredState } from '../virtual-nodes/handoff.ts'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
-import type { ProbeTreeEntry, TreeOp } from '../trees/tree-ops.ts'
+import type { ProbeTreeEntry, TreeEntry, TreeOp } from '../trees/tree-ops.ts'
 import type { NearHint } from './near-peers.ts'
 
 export type { ProbeTreeEntry, TreeEntry, TreeOp } from '../trees/tree-ops.ts'
@@ -250,11 +250,21 @@ export interface PullMessage {
  */
 export interface ResendMessage { readonly t: 'resend', readonly id: string }
 
+/**
+ * Asks a tree root for the cluster entries of its bandwidth tree, to stripe long
+ * broadcast `id` along that tree from the sender, which roots no trees (overlay/stripe-asks.ts).
+ */
+export interface EntriesRequestMessage { readonly t: 'entries-req', readonly id: string }
+
+/** The answer to an `entries-req`: the cluster entries of the sender's own bandwidth tree (none if it roots no trees). */
+export interface EntriesReplyMessage { readonly t: 'entries-rep', readonly id: string, readonly entries: readonly TreeEntry[] }
+
 /** Every message a core sends or receives. */
 export type Message =
   | JoinMessage | SyncMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage | ClaimAckMessage
   | PingMessage | PongMessage | ProbeRequestMessage | ProbeReplyMessage | OfferMessage
   | TreeMessage | ChunkMessage | AckMessage | PartialMessage | PullMessage | ReduceAckMessage | ResendMessage
+  | EntriesRequestMessage | EntriesReplyMessage
 
 /** The message type tags. */
 export type MessageType = Message['t']

@@ -5,7 +5,7 @@
  */
 
 /** The kinds of deadline the core sets. */
-export type TimerKind = 'probe' | 'liveness' | 'reduce' | 'leave' | 'park' | 'gc' | 'lock' | 'suspect' | 'steady' | 'tree' | 'claim'
+export type TimerKind = 'probe' | 'liveness' | 'reduce' | 'leave' | 'park' | 'gc' | 'lock' | 'suspect' | 'steady' | 'tree' | 'claim' | 'ask'
 
 /** One deadline. */
 export interface TimerEntry { readonly at: number, readonly kind: TimerKind, readonly key: string, readonly seq: number }

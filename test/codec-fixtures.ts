@@ -127,6 +127,8 @@ export const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
   partial: { t: 'partial', id: 'p1/17', root: 'p1', op: 'sum', covered: S1, value: new Float64Array([1.5, -2, NaN, Infinity, 0]) },
   pull: { t: 'pull', id: 'p1/17', root: 'p1', op: 'max', length: 4096, want: S2, hops: 0 },
   'reduce-ack': { t: 'reduce-ack', id: 'p1/17', root: 'p1', part: S1 },
-  resend: { t: 'resend', id: 'p1/18' }
+  resend: { t: 'resend', id: 'p1/18' },
+  'entries-req': { t: 'entries-req', id: 'p2/19' },
+  'entries-rep': { t: 'entries-rep', id: 'p2/19', entries: [{ peer: 'p8', reach: S2 }, { peer: 'p9', reach: S1 }] }
 }
 

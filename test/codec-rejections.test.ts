@@ -96,6 +96,8 @@ describe('rejections', () => {
     const entries = (n: number): unknown[] => Array.from({ length: n }, (_, i) => [`p${i}`, S2.encode()])
     expect(decodeMessage(raw({ t: 'tree', ops: [{ op: 'reach', kind: 'bw', root: 'p', reach: S2.encode(), entries: entries(MAX_TREE_ENTRIES) }] })).t).toBe('tree')
     rejects(raw({ t: 'tree', ops: [{ op: 'reach', kind: 'bw', root: 'p', reach: S2.encode(), entries: entries(MAX_TREE_ENTRIES + 1) }] }), 'limit')
+    expect(decodeMessage(raw({ t: 'entries-rep', id: 'p/1', entries: entries(MAX_TREE_ENTRIES) })).t).toBe('entries-rep')
+    rejects(raw({ t: 'entries-rep', id: 'p/1', entries: entries(MAX_TREE_ENTRIES + 1) }), 'limit')
     const open = { id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 8, totalBytes: 8, fallback: false, hops: 0, stripes: 2, stripe: 0 }
     expect(decodeMessage(raw({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ ...open, relay: entries(MAX_STRIPES) }) })).t).toBe('chunk')
     rejects(raw({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ ...open, relay: entries(MAX_STRIPES + 1) }) }), 'limit')
@@ -146,6 +148,9 @@ describe('rejections', () => {
     ['ack away not true', { t: 'ack', stream: 1, away: 1 }],
     ['cluster entry not a pair', { t: 'tree', ops: [{ op: 'reach', kind: 'bw', root: 'p', reach: S2.encode(), entries: [['q']] }] }],
     ['cluster entry reach not a set', { t: 'tree', ops: [{ op: 'adopt', kind: 'bw', root: 'p', reach: S2.encode(), bw: 1, entries: [['q', 3]] }] }],
+    ['entries answer without an id', { t: 'entries-rep', entries: [] }],
+    ['entries answer with a bad entry', { t: 'entries-rep', id: 'p/1', entries: [['q']] }],
+    ['entries question with a numeric id', { t: 'entries-req', id: 7 }],
     ['one stripe', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 4, totalBytes: 4, fallback: false, hops: 0, stripes: 1 }) }],
     ['too many stripes', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 40, totalBytes: 40, fallback: false, hops: 0, stripes: MAX_STRIPES + 1 }) }],
     ['stripe past the count', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 4, totalBytes: 4, fallback: false, hops: 0, stripes: 2, stripe: 2 }) }],

@@ -192,7 +192,9 @@ const arbMessage: fc.Arbitrary<Message> = fc.oneof(
   fc.tuple(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 100_000 }), arbId, arbPeer, arbSet).map(([length, segment, id, root, want]) =>
     ({ t: 'pull' as const, id, root, op: 'sum', length, want, hops: 0, seg: Math.ceil(length / segment) - 1, segment })),
   fc.record({ t: fc.constant('reduce-ack' as const), id: arbId, root: arbPeer, part: arbSet }),
-  fc.record({ t: fc.constant('resend' as const), id: arbId })
+  fc.record({ t: fc.constant('resend' as const), id: arbId }),
+  fc.record({ t: fc.constant('entries-req' as const), id: arbId }),
+  fc.record({ t: fc.constant('entries-rep' as const), id: arbId, entries: fc.array(fc.record({ peer: arbPeer, reach: arbSet }), { maxLength: MAX_TREE_ENTRIES }) })
 )
 
 const FIELD_NAMES = [

@@ -459,6 +459,12 @@ describe('saved swarm failures', () => {
     expect(report.stability.firstStableMs, 'trees of the 8 tree roots stable').not.toBeNull()
     for (const x of report.stability.repairs) if (!x.interrupted) expect(x.treesRepairedAfterMs, `${name}: repair after ${x.event}@${x.atMs}`).not.toBeNull()
     expect(report.broadcasts.length).toBeGreaterThanOrEqual(42)
+    // Long broadcasts from p0000 and p0020 are striped along their tree root's cluster
+    // entries, which they ask it for (overlay/stripe-asks.ts).
+    const long = report.broadcasts.filter((b) => b.bytes >= 256 * 1024)
+    expect(long.length).toBeGreaterThan(0)
+    for (const b of long) expect(b.treeRoot, `${b.id} from a peer that roots no trees`).toBeDefined()
+    for (const b of long) expect(b.stripes, `${b.id} at ${b.startMs} ms striped`).toBeGreaterThan(1)
   })
 
   it('swarm-2061: a peer with nothing left to send tells the peer that sent it the start', () => {

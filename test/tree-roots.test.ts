@@ -91,6 +91,9 @@ describe('five cores, only p3 roots trees', () => {
       const parent = loop.core(root).trees.get(kind, 'p3')?.parent
       expect(parent).toBeTruthy()
       expect(opens.some((o) => o.from === root && o.to === parent)).toBe(true)
+      // A long one first asks p3 for its bandwidth tree's cluster entries (overlay/stripe-asks.ts; none here: one cluster).
+      const asked = loop.sent.filter((m) => (m.message.t === 'entries-req' || m.message.t === 'entries-rep') && (m.message as { id: string }).id === id).map((m) => `${m.from}>${m.to} ${m.message.t}`)
+      expect(asked).toEqual(kind === 'bw' ? [`${root}>p3 entries-req`, `p3>${root} entries-rep`] : [])
     }
     loop.ok()
   })
@@ -133,6 +136,23 @@ describe('five cores, only p3 roots trees', () => {
       const back = loop.sent.filter((m) => m.from === parent && m.to === s && m.message.t === 'chunk' && m.message.open?.id === id)
       expect(back, `${what}: ${parent} sent ${s}'s own part back to it`).toEqual([])
     }
+    loop.ok()
+  })
+
+  it('a tree root that does not answer the entries question: the long broadcast goes unstriped after stripeAskTimeoutMs; a forged answer is rejected', () => {
+    const loop = rootsOnly()
+    const p3 = loop.core('p3')
+    const handle = p3.handle.bind(p3)
+    p3.handle = (now, from, msg) => { if (msg.t !== 'entries-req') handle(now, from, msg) }
+    const t0 = loop.now
+    const id = loop.input('p1', (c) => c.broadcast(loop.now, new Uint8Array(1 << 20)))
+    loop.input('p1', (c) => { c.handle(loop.now, 'p2', { t: 'entries-rep', id, entries: [] }) })
+    expect(loop.core('p1').stats.rejected['unknown-entries']).toBe(1)
+    loop.runUntil(() => loop.outputs('broadcast-done', 'p1').some((l) => (l.out as { id: string }).id === id), 10_000, 'broadcast')
+    loop.run(200)
+    expectExactlyOnce(loop, id, 23)
+    const first = loop.sent.find((m) => m.message.t === 'chunk' && m.message.open?.id === id)
+    expect(first?.at).toBeGreaterThanOrEqual(t0 + 100)
     loop.ok()
   })
 })
