@@ -17,6 +17,7 @@ import { MAX_TREE_ENTRIES } from '../trees/tree-entries.ts'
 import { MAX_STRIPES } from './stripes.ts'
 import { MAX_NEAR_HINTS } from './near-peers.ts'
 import { WireError } from './wire-errors.ts'
+import { float64FromBytes } from './float64-bytes.ts'
 
 /** Fully resolved, validated codec limits (see `CodecLimits` in codec.ts). */
 export interface ResolvedLimits {
@@ -475,27 +476,4 @@ export function validateMessage (value: unknown, limits: ResolvedLimits): Messag
     throw new WireError('unknown-type', typeof t === 'string' ? `unknown message type ${JSON.stringify(t.slice(0, 64))}` : 'missing message type')
   }
   return READERS[t as MessageType](value, new Fields(limits))
-}
-
-const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f
-
-/** A fresh, aligned Float64Array from little-endian bytes (any alignment, length multiple of 8). */
-export function float64FromBytes (b: Uint8Array): Float64Array {
-  const out = new Float64Array(b.byteLength / 8)
-  if (LITTLE_ENDIAN) {
-    new Uint8Array(out.buffer).set(b)
-  } else {
-    const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
-    for (let i = 0; i < out.length; i++) out[i] = view.getFloat64(i * 8, true)
-  }
-  return out
-}
-
-/** The little-endian bytes of `a`: a view on little-endian hosts, a copy otherwise. */
-export function float64ToBytes (a: Float64Array): Uint8Array {
-  if (LITTLE_ENDIAN) return new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
-  const out = new Uint8Array(a.byteLength)
-  const view = new DataView(out.buffer)
-  for (let i = 0; i < a.length; i++) view.setFloat64(i * 8, a[i]!, true)
-  return out
 }
