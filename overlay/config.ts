@@ -222,6 +222,17 @@ export interface CoreInit {
    * clusters took those for near ones. 0: no survey. @default 32
    */
   nearSurveyCount?: number
+  /**
+   * A probe that needs a download first asks for the candidate's tree state alone (as a
+   * light probe does) and times the `probeBytes` download only if that state shows the
+   * bandwidth could change one of this peer's bandwidth trees (trees/download-wanted.ts: the
+   * candidate is the parent there, or the rule would take it at est(c), the best est(p,c)
+   * can be). Otherwise only the latency trees are judged. Costs one small round trip on
+   * the probes that download; saves the download, which in a cold start crowds the
+   * wide-area links, on the others (docs/SCALE.md). false: every probe downloads (003).
+   * @default false
+   */
+  probeDownloadOnDemand?: boolean
   /** Payloads of this size or more use the bandwidth tree. @default 262144 */
   switchPointBytes?: number
   /** @default 65536 */
@@ -356,6 +367,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     probeNearLaneGapMs: init.probeNearLaneGapMs ?? DEFAULT_PROBE_NEAR_LANE_GAP_MS,
     treeNewsGapMs: init.treeNewsGapMs ?? DEFAULT_TREE_NEWS_GAP_MS,
     nearSurveyCount: init.nearSurveyCount ?? DEFAULT_NEAR_SURVEY_COUNT,
+    probeDownloadOnDemand: init.probeDownloadOnDemand ?? false,
     switchPointBytes: init.switchPointBytes ?? DEFAULT_SWITCH_POINT_BYTES,
     chunkBytes: init.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     stripeMaxCount: init.stripeMaxCount ?? DEFAULT_STRIPE_MAX_COUNT,
@@ -404,6 +416,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   if (typeof c.reduceCombine !== 'boolean') throw new InvalidConfigError(`reduceCombine must be a boolean, got ${String(c.reduceCombine)}`)
   if (typeof c.probeNearLane !== 'boolean') throw new InvalidConfigError(`probeNearLane must be a boolean, got ${String(c.probeNearLane)}`)
   if (typeof c.probeDetour !== 'boolean') throw new InvalidConfigError(`probeDetour must be a boolean, got ${String(c.probeDetour)}`)
+  if (typeof c.probeDownloadOnDemand !== 'boolean') throw new InvalidConfigError(`probeDownloadOnDemand must be a boolean, got ${String(c.probeDownloadOnDemand)}`)
   if (c.probeNearFraction > 1) throw new InvalidConfigError(`probeNearFraction must be in [0, 1], got ${String(c.probeNearFraction)}`)
   if (c.tieTolerance >= 1) throw new InvalidConfigError(`tieTolerance must be < 1, got ${c.tieTolerance}`)
   if (!Number.isInteger(c.probeExtraCount)) throw new InvalidConfigError('probeExtraCount must be an integer')

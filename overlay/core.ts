@@ -10,6 +10,7 @@ import { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
 import { initialAssignment } from '../virtual-nodes/assignment.ts'
 import { TreeTable } from '../trees/tree-table.ts'
 import { detourRoots, isDetour } from '../trees/detours.ts'
+import { downloadWanted } from '../trees/download-wanted.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
 import { resolveCoreConfig, type CoreConfig } from './config.ts'
 import { InvalidArgumentError, NotRunningError } from './errors.ts'
@@ -148,6 +149,7 @@ export class TreecastCore {
       send: (to, m) => this.send(to, m),
       setTimer: (at, kind) => this.timers.add(at, kind),
       judged: (now, cand, rtt, bw, entries) => { this.trees.judge(now, cand, rtt, bw, entries) },
+      wantsDownload: (cand, rtt, entries) => downloadWanted({ self: this.self, isAlive: (p) => this.members.isAlive(p), bwTree: (root) => this.trees.get('bw', root), bwMaxChildren: this.config.bwMaxChildren, tieTolerance: this.config.tieTolerance }, cand, rtt, entries),
       parentlessCount: () => this.trees.parentlessCount(),
       isDetour: (root, far) => isDetour(this.trees, root, far),
       detourRoots: (far, max) => detourRoots(this.trees, far, max),
@@ -367,7 +369,7 @@ export class TreecastCore {
       case 'pong': this.probing.onPong(now, from, msg.nonce); break
       case 'offer': this.stats.offers++; this.probing.offered(now, from); break
       case 'probe-req': this.send(from, { t: 'probe-rep', nonce: msg.nonce, trees: this.trees.probeEntries(), padding: msg.light === true ? 0 : this.config.probeBytes, near: this.probing.requested(now, from) }); break
-      case 'probe-rep': this.stats.probes++; if (msg.padding === 0) this.stats.probesLight++; this.probing.onReply(now, from, msg); break
+      case 'probe-rep': { const ended = this.probing.onReply(now, from, msg); if (ended !== undefined) { this.stats.probes++; if (ended === 'light') this.stats.probesLight++ } break }
       case 'tree': for (const op of msg.ops) this.trees.handleOp(now, from, op); break
       case 'chunk': this.streams.onChunk(now, from, msg); break
       case 'ack': this.streams.onAck(from, msg.stream, msg.away === true); break

@@ -4,6 +4,12 @@
  * peers). Times come from the driver's `now`, so the measurement is whatever the network
  * (real or modelled) did. A light probe (the host still knows the bandwidth to the target
  * from a recent download) asks for the tree state only and judges it with that bandwidth.
+ *
+ * With `downloadOnDemand` (and a host that can tell), a probe without a known bandwidth
+ * asks for the tree state first, as a light probe does (the query), and downloads only if
+ * that state shows the bandwidth could change a tree (trees/download-wanted.ts); otherwise
+ * it is judged for the latency trees alone. One more small round trip when the download
+ * is wanted, `probeBytes` saved on the links when it is not.
  */
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { Message, NearHint, ProbeReplyMessage, ProbeTreeEntry } from './messages.ts'
@@ -20,14 +26,30 @@ export interface ProbeHost {
   measuredBw (peer: PeerId, bwBytesPerSec: number, now: number): void
   send (to: PeerId, msg: Message): void
   setTimer (at: number): void
-  judged (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void
+  /** `bwBytesPerSec` undefined: no download was made (it could not matter), so bandwidth trees are not judged. */
+  judged (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number | undefined, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void
   finished (now: number): void
+  /** Whether the download from `peer` could change a tree, from the state its query reply carried; absent: always. */
+  wantsDownload? (peer: PeerId, rttMs: number, entries: readonly ProbeTreeEntry[]): boolean
+}
+
+/** How a reply ended the probe it answered (for the peer's counters). */
+export type ProbeOutcome = 'light' | 'download'
+
+/** The runner's settings (overlay/config.ts). */
+export interface ProbeRunnerConfig {
+  probeTimeoutMs: number
+  probeBytes: number
+  probePingCount: number
+  /** Query the tree state first, download only when it could matter. @default false */
+  probeDownloadOnDemand?: boolean
 }
 
 interface InFlight {
   target: PeerId
   nonce: number
-  phase: 'ping' | 'data'
+  /** ping-pongs, then the tree-state query (on demand only), then the data (light or download). */
+  phase: 'ping' | 'query' | 'data'
   sentAt: number
   rttMs: number
   pings: number
@@ -40,14 +62,14 @@ export class ProbeRunner {
   private current: InFlight | null = null
   private nonce: number
   started = 0
-  /** Probes whose data phase was light (no download). */
+  /** Probes that ended without a download (a reused bandwidth, or none wanted). */
   light = 0
 
   /**
    * `lane` (0 or 1) keeps the nonces of two runners of one peer apart: lane 0 uses even
    * nonces, lane 1 odd ones.
    */
-  constructor (private readonly host: ProbeHost, private readonly cfg: { probeTimeoutMs: number, probeBytes: number, probePingCount: number }, lane: 0 | 1 = 0) {
+  constructor (private readonly host: ProbeHost, private readonly cfg: ProbeRunnerConfig, lane: 0 | 1 = 0) {
     this.nonce = lane - 1
   }
 
@@ -83,35 +105,56 @@ export class ProbeRunner {
       this.host.send(from, { t: 'ping', nonce: c.nonce })
       return
     }
-    c.phase = 'data'
     const known = this.host.knownBwBytesPerSec(from, now)
-    if (known === undefined) {
-      this.host.send(from, { t: 'probe-req', nonce: c.nonce })
-    } else {
+    if (known !== undefined) {
+      c.phase = 'data'
       c.knownBw = known
-      this.light++
       this.host.send(from, { t: 'probe-req', nonce: c.nonce, light: true })
+    } else if (this.cfg.probeDownloadOnDemand === true && this.host.wantsDownload !== undefined) {
+      c.phase = 'query'
+      this.host.send(from, { t: 'probe-req', nonce: c.nonce, light: true })
+    } else {
+      c.phase = 'data'
+      this.host.send(from, { t: 'probe-req', nonce: c.nonce })
     }
   }
 
-  onReply (now: number, from: PeerId, msg: ProbeReplyMessage): void {
+  /** A probe reply: ends the probe it answers (returns how), or moves a query on to its download. */
+  onReply (now: number, from: PeerId, msg: ProbeReplyMessage): ProbeOutcome | undefined {
     const c = this.current
-    if (c === null || c.phase !== 'data' || c.target !== from || c.nonce !== msg.nonce) return
-    const elapsedMs = now - c.sentAt
+    if (c === null || c.phase === 'ping' || c.target !== from || c.nonce !== msg.nonce) return undefined
     // The download took one RTT (request out, first byte back) plus the transfer itself. The
     // RTT is the smallest ever measured to this peer: a ping that waited behind queued data
     // would otherwise shrink the transfer time and inflate the rate (a wide-area link
     // measured at 60 MB/s because its ping took 55 ms and the download 57 ms).
     const rttMs = Math.max(Math.min(c.rttMs, this.host.baseRttMs(from)), 1e-6)
+    if (c.phase === 'query') {
+      if (this.host.wantsDownload?.(from, rttMs, msg.trees) === true) {
+        c.phase = 'data'
+        c.nonce = this.nextNonce()
+        c.sentAt = now
+        this.host.send(from, { t: 'probe-req', nonce: c.nonce })
+        return undefined
+      }
+      return this.end(now, from, rttMs, undefined, msg)
+    }
     let bw = c.knownBw
     if (bw === undefined) {
+      const elapsedMs = now - c.sentAt
       const transferMs = Math.max(elapsedMs - rttMs, elapsedMs * 0.05, 1e-6)
       bw = this.cfg.probeBytes / (transferMs / 1000)
       this.host.measuredBw(from, bw, now)
+      return this.end(now, from, rttMs, bw, msg, 'download')
     }
+    return this.end(now, from, rttMs, bw, msg)
+  }
+
+  private end (now: number, from: PeerId, rttMs: number, bw: number | undefined, msg: ProbeReplyMessage, outcome: ProbeOutcome = 'light'): ProbeOutcome {
+    if (outcome === 'light') this.light++
     this.current = null
     this.host.judged(now, from, rttMs, bw, msg.trees, msg.near ?? [])
     this.host.finished(now)
+    return outcome
   }
 
   /** Gives up the probe in flight if it waits for `peer` (gone); the host picks the next. */

@@ -31,7 +31,7 @@ import { ProbeSchedule } from '../trees/probe-schedule.ts'
 import type { Message, NearHint, ProbeReplyMessage, ProbeTreeEntry } from './messages.ts'
 import { BandwidthMemory } from './bandwidth-memory.ts'
 import { NearPeers } from './near-peers.ts'
-import { ProbeRunner } from './probe-runner.ts'
+import { ProbeRunner, type ProbeOutcome } from './probe-runner.ts'
 import { NearSurvey, SURVEY_NONCE } from './near-survey.ts'
 
 /** Probers whose pong time is remembered at once; the oldest is forgotten past it. */
@@ -46,7 +46,10 @@ export interface ProbingHost {
   send (to: PeerId, msg: Message): void
   /** Arms the timer of the probe in flight ('probe') or of the next steady probe ('steady'). */
   setTimer (at: number, kind: 'probe' | 'steady'): void
-  judged (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number, entries: readonly ProbeTreeEntry[]): void
+  /** `bwBytesPerSec` undefined: no download was made (it could not matter; `probeDownloadOnDemand`). */
+  judged (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number | undefined, entries: readonly ProbeTreeEntry[]): void
+  /** Whether a download from `cand` could change a bandwidth tree (trees/download-wanted.ts). */
+  wantsDownload? (cand: PeerId, rttMs: number, entries: readonly ProbeTreeEntry[]): boolean
   /** Trees of this peer that have no parent (the schedule probes on while there are some). */
   parentlessCount (): number
   /** Whether this peer's latency tree of `root` runs through a far parent that is itself far from the root. */
@@ -71,6 +74,7 @@ export interface ProbingConfig {
   probeNearLaneGapMs: number
   treeNewsGapMs: number
   nearSurveyCount: number
+  probeDownloadOnDemand?: boolean
 }
 
 /** A parent is far when its RTT is at least this many times the nearest peer's. */
@@ -117,7 +121,7 @@ export class Probing {
     this.near = new NearPeers(host.self)
     this.bandwidths = new BandwidthMemory(cfg.probeBandwidthReuseMs)
     this.survey = new NearSurvey(cfg.nearSurveyCount, cfg.probeTimeoutMs)
-    const judged = (now: number, cand: PeerId, rtt: number, bw: number, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void => {
+    const judged = (now: number, cand: PeerId, rtt: number, bw: number | undefined, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void => {
       this.near.measuredRtt(cand, rtt)
       this.near.addHints(cand, rtt, near)
       host.judged(now, cand, rtt, bw, entries)
@@ -130,7 +134,8 @@ export class Probing {
       send: (to, m) => host.send(to, m),
       setTimer: (at) => host.setTimer(at, 'probe'),
       judged,
-      finished: (now) => this.next(now)
+      finished: (now) => this.next(now),
+      wantsDownload: (peer, rtt, entries) => host.wantsDownload?.(peer, rtt, entries) ?? true
     })
     this.runner = new ProbeRunner(runnerHost(() => this.candidate()), cfg, 0)
     this.nearRunner = cfg.probeNearLane ? new ProbeRunner(runnerHost(() => this.nearCandidate()), cfg, 1) : null
@@ -259,9 +264,9 @@ export class Probing {
     this.nearRunner?.abandon(now, peer)
   }
 
-  onReply (now: number, from: PeerId, msg: ProbeReplyMessage): void {
-    this.runner.onReply(now, from, msg)
-    this.nearRunner?.onReply(now, from, msg)
+  /** A probe reply; returns how it ended a probe of either lane, if it did. */
+  onReply (now: number, from: PeerId, msg: ProbeReplyMessage): ProbeOutcome | undefined {
+    return this.runner.onReply(now, from, msg) ?? this.nearRunner?.onReply(now, from, msg)
   }
 
   /** The 'probe' timer fired (for either lane: each checks its own deadline). */

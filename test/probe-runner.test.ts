@@ -5,9 +5,9 @@ import { resolveCoreConfig } from '../overlay/config.ts'
 import { InvalidConfigError } from '../overlay/errors.ts'
 import { BandwidthMemory, MAX_BANDWIDTHS_REMEMBERED } from '../overlay/bandwidth-memory.ts'
 
-function harness (probePingCount: number, memory = new BandwidthMemory(0)): { runner: ProbeRunner, sent: Array<{ to: string, msg: Message }>, judged: Array<{ rtt: number, bw: number }>, finished: number[] } {
+function harness (probePingCount: number, memory = new BandwidthMemory(0)): { runner: ProbeRunner, sent: Array<{ to: string, msg: Message }>, judged: Array<{ rtt: number, bw: number | undefined }>, finished: number[] } {
   const sent: Array<{ to: string, msg: Message }> = []
-  const judged: Array<{ rtt: number, bw: number }> = []
+  const judged: Array<{ rtt: number, bw: number | undefined }> = []
   const finished: number[] = []
   const host: ProbeHost = {
     candidate: () => 'b',

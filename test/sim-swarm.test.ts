@@ -22,6 +22,8 @@ const DEFAULT_SEEDS = 300
 const STRIPED_SEEDS = 100
 /** Seeds of the tree-root family (overlay/tree-roots.ts) by default. */
 const TREE_ROOT_SEEDS = 100
+/** Seeds of the download-on-demand family (`probeDownloadOnDemand`) by default. */
+const ON_DEMAND_SEEDS = 100
 const OUT = new URL('../out/', import.meta.url)
 
 /*
@@ -100,5 +102,16 @@ describe('swarm, striped broadcasts: random scenarios keep the invariants', () =
 describe('swarm, a third of the peers root trees: random scenarios keep the invariants', () => {
   for (const seed of seeds(TREE_ROOT_SEEDS)) {
     it(`seed ${seed}`, () => checkSeed(seed, { treeRootStride: 3, ...(seed % 2 === 0 ? { broadcastBytes: [256 * 1024, 2 * 1024 * 1024] } : {}) }, '-roots'))
+  }
+})
+
+/**
+ * The same with `probeDownloadOnDemand` (trees/download-wanted.ts): most probes judge the
+ * latency trees alone, and bandwidth trees change only on probes that downloaded. Long
+ * broadcasts in every other seed, a third of the peers rooting trees in every third.
+ */
+describe('swarm, probes download on demand: random scenarios keep the invariants', () => {
+  for (const seed of seeds(ON_DEMAND_SEEDS)) {
+    it(`seed ${seed}`, () => checkSeed(seed, { core: { probeDownloadOnDemand: true }, ...(seed % 3 === 0 ? { treeRootStride: 3 } : {}), ...(seed % 2 === 0 ? { broadcastBytes: [256 * 1024, 2 * 1024 * 1024] } : {}) }, '-on-demand'))
   }
 })

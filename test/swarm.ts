@@ -5,6 +5,7 @@
  * failing seed replays exactly.
  */
 import { isTreeRoot } from '../overlay/tree-roots.ts'
+import type { CoreInit } from '../overlay/config.ts'
 import { Rng } from '../experiments/sim/rng.ts'
 import type { Action, Scenario } from '../experiments/sim/scenario.ts'
 import { peerName } from '../experiments/sim/simulation.ts'
@@ -29,6 +30,8 @@ export interface SwarmOptions {
    * nothing, so a seed's schedule is the same with and without it. @default 1
    */
   treeRootStride?: number
+  /** More core options for every peer (drawing nothing, like `treeRootStride`). */
+  core?: CoreInit
 }
 
 /** Fewest running peers a leave or crash may leave behind. */
@@ -141,6 +144,6 @@ export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario
     until: last + 500,
     drainMs: 20_000,
     schedule,
-    ...(opts.treeRootStride !== undefined && opts.treeRootStride > 1 ? { core: { treeRootStride: opts.treeRootStride } } : {})
+    ...(opts.core !== undefined || (opts.treeRootStride !== undefined && opts.treeRootStride > 1) ? { core: { ...(opts.treeRootStride !== undefined && opts.treeRootStride > 1 ? { treeRootStride: opts.treeRootStride } : {}), ...opts.core } } : {})
   }
 }

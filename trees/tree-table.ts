@@ -202,9 +202,10 @@ export class TreeTable {
 
   /**
    * Judges a probed candidate for every tree at once (003 §IV-A) and starts a parent
-   * change wherever the candidate is better. Returns the number of changes started.
+   * change wherever the candidate is better. Returns the number of changes started. With
+   * no `bwBytesPerSec` (no download made) only the latency trees are judged.
    */
-  judge (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number, entries: readonly ProbeTreeEntry[]): number {
+  judge (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number | undefined, entries: readonly ProbeTreeEntry[]): number {
     let started = 0
     if (this.frozen) return 0
     const self = this.host.self
@@ -213,7 +214,7 @@ export class TreeTable {
       let lat = this.byKind.lat.get(e.root)
       if (lat === undefined) { this.ensureRoot(e.root); lat = this.byKind.lat.get(e.root); if (lat === undefined) continue }
       if (this.judgeLat(now, lat, cand, rttMs, e)) started++
-      if (this.judgeBw(now, this.byKind.bw.get(e.root) as TreeState, cand, rttMs, bwBytesPerSec, e)) started++
+      if (bwBytesPerSec !== undefined && this.judgeBw(now, this.byKind.bw.get(e.root) as TreeState, cand, rttMs, bwBytesPerSec, e)) started++
     }
     return started
   }
