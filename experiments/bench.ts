@@ -9,10 +9,13 @@
  *   (tieTolerance 0) and with the default tie-break: broadcast times and wide-area edges
  * - scale-N: N peers in 4 clusters, cold start, then 1-byte broadcasts from random roots
  *   every 5 ms (N from --peers, default 100; --broadcasts, default 1000; --tree-root-stride,
- *   default 1: every peer roots trees, as in 003; s > 1: about N/s do, overlay/tree-roots.ts)
+ *   default 1: every peer roots trees, as in 003; s > 1: about N/s do, overlay/tree-roots.ts;
+ *   --probe-download-on-demand: probes download only when the bandwidth could matter,
+ *   trees/download-wanted.ts; --core '{...}': any other core options, as JSON)
  */
 import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
+import type { CoreInit } from '../overlay/config.ts'
 import { parseScenario, type Scenario } from './sim/scenario.ts'
 import { Simulation } from './sim/simulation.ts'
 
@@ -38,12 +41,12 @@ function run (name: string, scenario: Scenario): Row {
   }
 }
 
-function coldStart (peers: number, broadcasts: number, treeRootStride = 1): Scenario {
+function coldStart (peers: number, broadcasts: number, core: CoreInit = {}): Scenario {
   const per = Math.ceil(peers / 4)
   const clusters = [0, 1, 2, 3].map((i) => ({ name: `c${i}`, peers: i < 3 ? per : peers - 3 * per }))
   const schedule: Scenario['schedule'] = []
   if (broadcasts > 0) schedule.push({ at: 30_000, do: 'broadcast', root: 'random', bytes: 1, every: 5, count: broadcasts })
-  return { name: `scale-${peers}`, seed: 1, topology: { clusters, intraRttMs: 0.3, interRttMs: 6 }, until: 30_000 + 5 * broadcasts + 100, schedule, ...(treeRootStride > 1 ? { core: { treeRootStride } } : {}) }
+  return { name: `scale-${peers}`, seed: 1, topology: { clusters, intraRttMs: 0.3, interRttMs: 6 }, until: 30_000 + 5 * broadcasts + 100, schedule, ...(Object.keys(core).length > 0 ? { core } : {}) }
 }
 
 /** Tree quality on stable-64 with and without the tie-break. */
@@ -68,14 +71,18 @@ const program = new Command()
   .option('--peers <n>', 'peers for the scale benchmark', '100')
   .option('--broadcasts <n>', 'broadcasts for the scale benchmark', '1000')
   .option('--tree-root-stride <s>', 'scale benchmark: about peers/s peers root trees (1: all)', '1')
-  .action((names: string[], opts: { peers: string, broadcasts: string, treeRootStride: string }) => {
+  .option('--probe-download-on-demand', 'scale benchmark: probes download only when the bandwidth could matter')
+  .option('--core <json>', 'scale benchmark: more core options (JSON object)', '{}')
+  .action((names: string[], opts: { peers: string, broadcasts: string, treeRootStride: string, probeDownloadOnDemand?: boolean, core: string }) => {
+    const core: CoreInit = { ...(opts.treeRootStride === '1' ? {} : { treeRootStride: Number(opts.treeRootStride) }), ...(opts.probeDownloadOnDemand === true ? { probeDownloadOnDemand: true } : {}), ...(JSON.parse(opts.core) as CoreInit) }
+    const scaleName = `scale-${opts.peers}${opts.treeRootStride === '1' ? '' : `-stride-${opts.treeRootStride}`}${opts.probeDownloadOnDemand === true ? '-on-demand' : ''}${opts.core === '{}' ? '' : ` ${opts.core}`}`
     const all = names.length === 0 ? ['churn-160', 'cold-160', 'trees', 'scale'] : names
     const rows: Row[] = []
     for (const name of all) {
       if (name === 'churn-160') rows.push(run(name, parseScenario(JSON.parse(readFileSync(new URL('./scenarios/paper-churn-160.json', import.meta.url), 'utf8')))))
       else if (name === 'cold-160') rows.push(run(name, { ...coldStart(160, 0), until: 15_000 }))
       else if (name === 'trees') { trees(); continue }
-      else if (name === 'scale') rows.push(run(`scale-${opts.peers}${opts.treeRootStride === '1' ? '' : `-stride-${opts.treeRootStride}`}`, coldStart(Number(opts.peers), Number(opts.broadcasts), Number(opts.treeRootStride))))
+      else if (name === 'scale') rows.push(run(scaleName, coldStart(Number(opts.peers), Number(opts.broadcasts), core)))
       else throw new Error(`unknown benchmark ${name}`)
       console.error(`done: ${name}`)
     }

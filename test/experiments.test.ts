@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BASELINES } from '../experiments/baselines/types.ts'
 import { progressSink } from '../experiments/harness/progress.ts'
 import { findExperiment } from '../experiments/harness/registry.ts'
-import { runExperiment } from '../experiments/harness/run.ts'
+import { commandLine, runExperiment } from '../experiments/harness/run.ts'
 import { isTreeRoot } from '../overlay/tree-roots.ts'
 
 const ROOT = new URL('..', import.meta.url).pathname
@@ -144,6 +144,14 @@ describe('experiments at --quick size', () => {
       expect(p.shortRatio).toBeGreaterThanOrEqual(1)
       expect(p.longRatio).toBeGreaterThanOrEqual(1)
     }
+  })
+})
+
+describe('the command line recorded with a run', () => {
+  it('names every core option the CLI can set, so the run replays with the same options', () => {
+    const core = { steadyProbeIntervalMs: 500, probeNearLane: false, probeBandwidthReuseMs: 0, treeNewsGapMs: 0, probeDetour: true, probeDownloadOnDemand: true, treeRootStride: 16 }
+    expect(commandLine('scale', false, 2, 'out/x', 500, core)).toBe('npm run experiment -- scale --seed 2 --out out/x --max-peers 500 --steady-probe-ms 500 --one-lane --no-news --detour --download-on-demand --tree-root-stride 16')
+    expect(commandLine('fig6-latency', true, 1, 'out/y')).toBe('npm run experiment -- fig6-latency --quick --seed 1 --out out/y')
   })
 })
 
