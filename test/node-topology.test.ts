@@ -14,11 +14,12 @@ const N = CLUSTERS.length * PER_CLUSTER
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
 describe('trees on an emulated wide-area topology', () => {
-  const nodes: TreecastNode[] = []
-  const clusterOf = new Map<string, string>()
-  afterAll(async () => { await Promise.allSettled(nodes.map(async (n) => await n.stop())) }, 30_000)
+  const all: TreecastNode[] = []
+  afterAll(async () => { await Promise.allSettled(all.map(async (n) => await n.stop())) }, 30_000)
 
-  it('few tree edges cross clusters, far fewer than in a random tree', async () => {
+  for (const onDemand of [false, true]) it(`few tree edges cross clusters, far fewer than in a random tree${onDemand ? ' (probeDownloadOnDemand: downloads only when they could matter)' : ''}`, async () => {
+    const nodes: TreecastNode[] = []
+    const clusterOf = new Map<string, string>()
     // 15 ms one way between clusters, unshaped inside: 003's rules should keep one or two
     // wide-area edges per cluster in every tree.
     const wan = new WanEmulator({ clusters: CLUSTERS, interDelayMs: 15, wanRateBytesPerSec: 4_000_000 })
@@ -26,9 +27,10 @@ describe('trees on an emulated wide-area topology', () => {
       const privateKey = await generateKeyPair('Ed25519')
       const cluster = CLUSTERS[Math.floor(i / PER_CLUSTER)] as string
       wan.assign(peerIdFromPrivateKey(privateKey).toString(), cluster)
-      const node = await createTreecast({ privateKey, transport: wan.transport(), core: { steadyProbeIntervalMs: 1000 } })
+      const node = await createTreecast({ privateKey, transport: wan.transport(), core: { steadyProbeIntervalMs: 1000, probeDownloadOnDemand: onDemand } })
       await node.start()
       nodes.push(node)
+      all.push(node)
       clusterOf.set(node.id, cluster)
     }
     const ids = nodes.map((n) => n.id)
@@ -67,8 +69,9 @@ describe('trees on an emulated wide-area topology', () => {
     }
     // A parent picked at random is in another cluster with probability 2/3; the minimum is
     // 2 crossing edges per tree of 11 edges (18%).
-    console.log(`[node-topology] tree edges crossing clusters: ${(atStable * 100).toFixed(1)}% when first stable, ${(c.share * 100).toFixed(1)}% later ` +
+    console.log(`[node-topology${onDemand ? ', on demand' : ''}] tree edges crossing clusters: ${(atStable * 100).toFixed(1)}% when first stable, ${(c.share * 100).toFixed(1)}% later ` +
       `(${JSON.stringify(c.byKind)} of ${c.edges / 2} per kind; random: 66.7%, minimum: 18.2%)`)
     expect(c.share).toBeLessThan(0.3)
+    await Promise.allSettled(nodes.map(async (n) => await n.stop()))
   }, 180_000)
 })
