@@ -10,8 +10,8 @@
  * - scale-N: N peers in 4 clusters, cold start, then 1-byte broadcasts from random roots
  *   every 5 ms (N from --peers, default 100; --broadcasts, default 1000; --tree-root-stride,
  *   default 1: every peer roots trees, as in 003; s > 1: about N/s do, overlay/tree-roots.ts;
- *   --probe-download-on-demand: probes download only when the bandwidth could matter,
- *   trees/download-wanted.ts; --core '{...}': any other core options, as JSON)
+ *   --no-download-on-demand: every probe downloads, as in 003 and before the twenty-first
+ *   round, trees/download-wanted.ts; --core '{...}': any other core options, as JSON)
  */
 import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
@@ -71,11 +71,11 @@ const program = new Command()
   .option('--peers <n>', 'peers for the scale benchmark', '100')
   .option('--broadcasts <n>', 'broadcasts for the scale benchmark', '1000')
   .option('--tree-root-stride <s>', 'scale benchmark: about peers/s peers root trees (1: all)', '1')
-  .option('--probe-download-on-demand', 'scale benchmark: probes download only when the bandwidth could matter')
+  .option('--no-download-on-demand', 'scale benchmark: every probe downloads (003; the default before the twenty-first round)')
   .option('--core <json>', 'scale benchmark: more core options (JSON object)', '{}')
-  .action((names: string[], opts: { peers: string, broadcasts: string, treeRootStride: string, probeDownloadOnDemand?: boolean, core: string }) => {
-    const core: CoreInit = { ...(opts.treeRootStride === '1' ? {} : { treeRootStride: Number(opts.treeRootStride) }), ...(opts.probeDownloadOnDemand === true ? { probeDownloadOnDemand: true } : {}), ...(JSON.parse(opts.core) as CoreInit) }
-    const scaleName = `scale-${opts.peers}${opts.treeRootStride === '1' ? '' : `-stride-${opts.treeRootStride}`}${opts.probeDownloadOnDemand === true ? '-on-demand' : ''}${opts.core === '{}' ? '' : ` ${opts.core}`}`
+  .action((names: string[], opts: { peers: string, broadcasts: string, treeRootStride: string, downloadOnDemand: boolean, core: string }) => {
+    const core: CoreInit = { ...(opts.treeRootStride === '1' ? {} : { treeRootStride: Number(opts.treeRootStride) }), ...(opts.downloadOnDemand ? {} : { probeDownloadOnDemand: false }), ...(JSON.parse(opts.core) as CoreInit) }
+    const scaleName = `scale-${opts.peers}${opts.treeRootStride === '1' ? '' : `-stride-${opts.treeRootStride}`}${opts.downloadOnDemand ? '' : '-every-download'}${opts.core === '{}' ? '' : ` ${opts.core}`}`
     const all = names.length === 0 ? ['churn-160', 'cold-160', 'trees', 'scale'] : names
     const rows: Row[] = []
     for (const name of all) {

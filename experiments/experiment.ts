@@ -46,9 +46,9 @@ const program = new Command()
   .option('--out <dir>', 'output directory', DEFAULT_OUT_DIR)
   .addOption(new Option('--max-peers <n>', 'largest peer count for size sweeps (scale); larger sizes are reported as not run').argParser(nonNegativeInt('--max-peers')))
   .addOption(new Option('--steady-probe-ms <ms>', 'simulated treecast peers also probe a random peer every <ms> (core steadyProbeIntervalMs; default off, as in 003)').argParser(nonNegativeInt('--steady-probe-ms')))
-  .option('--one-lane', "simulated treecast peers probe as 003 does: one probe at a time, each with its download (core probeNearLane false, probeBandwidthReuseMs 0; default: a near lane beside the main one, and light probes of peers measured in the last 10 s)")
+  .option('--one-lane', "simulated treecast peers probe as 003 does: one probe at a time, each with its download (core probeNearLane false, probeBandwidthReuseMs 0, probeDownloadOnDemand false; default: a near lane beside the main one, and light probes of peers measured in the last 10 s)")
   .option('--no-news', 'simulated treecast peers send no tree news (core treeNewsGapMs 0; default: a peer whose tree got much better tells its near peers, who probe it)')
-  .option('--download-on-demand', 'simulated treecast peers download on a probe only when the bandwidth could change a tree (core probeDownloadOnDemand, trees/download-wanted.ts; default off: every probe downloads, as in 003)')
+  .option('--no-download-on-demand', 'simulated treecast peers download on every probe, as in 003 (core probeDownloadOnDemand false; default: only when the bandwidth could change a tree, trees/download-wanted.ts, since the twenty-first round)')
   .option('--detour', 'simulated treecast peers probe the root of each latency tree they reach through a detour once a burst ends (core probeDetour; default off)')
   .addOption(new Option('--tree-root-stride <s>', 'simulated treecast peers keep trees for about one peer in <s> only (core treeRootStride, overlay/tree-roots.ts; default 1: every peer roots trees, as in 003; a collective reduction rooted elsewhere then fails)').argParser(positiveInt('--tree-root-stride')))
   .option('--list', 'list the experiments and exit')
@@ -84,8 +84,8 @@ async function main (): Promise<number> {
       seed: opts.seed,
       outDir: opts.out,
       ...(opts.maxPeers !== undefined ? { maxPeers: opts.maxPeers } : {}),
-      ...(opts.steadyProbeMs !== undefined || opts.oneLane === true || opts.news === false || opts.detour === true || opts.downloadOnDemand === true || opts.treeRootStride !== undefined
-        ? { core: { ...(opts.steadyProbeMs !== undefined ? { steadyProbeIntervalMs: opts.steadyProbeMs } : {}), ...(opts.oneLane === true ? { probeNearLane: false, probeBandwidthReuseMs: 0 } : {}), ...(opts.news === false ? { treeNewsGapMs: 0 } : {}), ...(opts.detour === true ? { probeDetour: true } : {}), ...(opts.downloadOnDemand === true ? { probeDownloadOnDemand: true } : {}), ...(opts.treeRootStride !== undefined ? { treeRootStride: opts.treeRootStride } : {}) } }
+      ...(opts.steadyProbeMs !== undefined || opts.oneLane === true || opts.news === false || opts.detour === true || opts.downloadOnDemand === false || opts.treeRootStride !== undefined
+        ? { core: { ...(opts.steadyProbeMs !== undefined ? { steadyProbeIntervalMs: opts.steadyProbeMs } : {}), ...(opts.oneLane === true ? { probeNearLane: false, probeBandwidthReuseMs: 0, probeDownloadOnDemand: false } : {}), ...(opts.news === false ? { treeNewsGapMs: 0 } : {}), ...(opts.detour === true ? { probeDetour: true } : {}), ...(opts.downloadOnDemand === false ? { probeDownloadOnDemand: false } : {}), ...(opts.treeRootStride !== undefined ? { treeRootStride: opts.treeRootStride } : {}) } }
         : {})
     })
     return 0

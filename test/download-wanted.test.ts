@@ -127,8 +127,8 @@ describe('ProbeRunner with probeDownloadOnDemand', () => {
     expect(h.judged).toEqual([5e6])
   })
 
-  it('is off by default and validated', () => {
-    expect(resolveCoreConfig({}).probeDownloadOnDemand).toBe(false)
+  it('is on by default and validated', () => {
+    expect(resolveCoreConfig({}).probeDownloadOnDemand).toBe(true)
     expect(() => resolveCoreConfig({ probeDownloadOnDemand: 'yes' as unknown as boolean })).toThrow(InvalidConfigError)
   })
 })
@@ -148,7 +148,7 @@ describe('simulations with probeDownloadOnDemand', () => {
     it(`${name}: no violation, nothing lost or duplicated, every reduction right, fewer downloads`, async () => {
       const { readFileSync } = await import('node:fs')
       const base = parseScenario(JSON.parse(readFileSync(new URL(`../experiments/scenarios/${name}.json`, import.meta.url), 'utf8')))
-      const on = new Simulation({ ...base, core: { ...(base.core ?? {}), probeDownloadOnDemand: true } }).run()
+      const on = new Simulation({ ...base, core: { ...(base.core ?? {}), probeDownloadOnDemand: true } }).run() // the default, whatever the file says
       expect(on.violations).toEqual([])
       expect(on.totals.lostDeliveries).toBe(0)
       expect(on.totals.duplicates).toBe(0)

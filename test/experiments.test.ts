@@ -149,8 +149,8 @@ describe('experiments at --quick size', () => {
 
 describe('the command line recorded with a run', () => {
   it('names every core option the CLI can set, so the run replays with the same options', () => {
-    const core = { steadyProbeIntervalMs: 500, probeNearLane: false, probeBandwidthReuseMs: 0, treeNewsGapMs: 0, probeDetour: true, probeDownloadOnDemand: true, treeRootStride: 16 }
-    expect(commandLine('scale', false, 2, 'out/x', 500, core)).toBe('npm run experiment -- scale --seed 2 --out out/x --max-peers 500 --steady-probe-ms 500 --one-lane --no-news --detour --download-on-demand --tree-root-stride 16')
+    const core = { steadyProbeIntervalMs: 500, probeNearLane: false, probeBandwidthReuseMs: 0, treeNewsGapMs: 0, probeDetour: true, probeDownloadOnDemand: false, treeRootStride: 16 }
+    expect(commandLine('scale', false, 2, 'out/x', 500, core)).toBe('npm run experiment -- scale --seed 2 --out out/x --max-peers 500 --steady-probe-ms 500 --one-lane --no-news --detour --no-download-on-demand --tree-root-stride 16')
     expect(commandLine('fig6-latency', true, 1, 'out/y')).toBe('npm run experiment -- fig6-latency --quick --seed 1 --out out/y')
   })
 })

@@ -136,7 +136,9 @@ describe('simulated scenarios', () => {
     // the broadcast was never acknowledged at its root, and a leaver waited for its timeout.
     // Seeds 27 and 378 found it first; after the probing changes of 2026-11-27 their trees
     // no longer lead there, so these two were found by searching the family for runs that
-    // fail without the resend (out/find-striped.ts-style scratch) and pass with it.
+    // fail without the resend (out/find-striped.ts-style scratch) and pass with it. Both
+    // files pin `probeDownloadOnDemand: false` (every probe downloads, the default until
+    // the twenty-first round): with downloads on demand their trees no longer lead there.
     const { report } = run(name)
     expectClean(name, report)
     expect(report.broadcasts.some((b) => b.stripes > 1), 'striped broadcasts').toBe(true)

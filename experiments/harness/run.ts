@@ -30,7 +30,7 @@ export interface RunOutcome { result: ExperimentResult, written: Written, wallMs
 /** The command that reproduces a run. */
 export function commandLine (name: string, quick: boolean, seed: number, outDir: string, maxPeers?: number, core?: CoreInit): string {
   const steady = core?.steadyProbeIntervalMs
-  return `npm run experiment -- ${name}${quick ? ' --quick' : ''} --seed ${seed} --out ${outDir}${maxPeers !== undefined ? ` --max-peers ${maxPeers}` : ''}${steady !== undefined ? ` --steady-probe-ms ${steady}` : ''}${core?.probeNearLane === false ? ' --one-lane' : ''}${core?.treeNewsGapMs === 0 ? ' --no-news' : ''}${core?.probeDetour === true ? ' --detour' : ''}${core?.probeDownloadOnDemand === true ? ' --download-on-demand' : ''}${core?.treeRootStride !== undefined ? ` --tree-root-stride ${core.treeRootStride}` : ''}`
+  return `npm run experiment -- ${name}${quick ? ' --quick' : ''} --seed ${seed} --out ${outDir}${maxPeers !== undefined ? ` --max-peers ${maxPeers}` : ''}${steady !== undefined ? ` --steady-probe-ms ${steady}` : ''}${core?.probeNearLane === false ? ' --one-lane' : ''}${core?.treeNewsGapMs === 0 ? ' --no-news' : ''}${core?.probeDetour === true ? ' --detour' : ''}${core?.probeDownloadOnDemand === false ? ' --no-download-on-demand' : ''}${core?.treeRootStride !== undefined ? ` --tree-root-stride ${core.treeRootStride}` : ''}`
 }
 
 /** Runs `exp` and writes `<outDir>/<name>.json`, `.md` and its SVGs. */

@@ -17,7 +17,7 @@ export interface ExperimentContext {
   /** Largest peer count to run, for experiments that sweep sizes (`scale`); larger sizes are reported as not run. */
   readonly maxPeers?: number
   /**
-   * Core options for every simulated treecast peer (`--steady-probe-ms`, `--one-lane`, `--no-news`, `--detour`, `--download-on-demand`, `--tree-root-stride`), merged over the
+   * Core options for every simulated treecast peer (`--steady-probe-ms`, `--one-lane`, `--no-news`, `--detour`, `--no-download-on-demand`, `--tree-root-stride`), merged over the
    * experiment's own; simulator experiments only. @default none
    */
   readonly core?: CoreInit
