@@ -5,7 +5,7 @@
  * (real or modelled) did. A light probe (the host still knows the bandwidth to the target
  * from a recent download) asks for the tree state only and judges it with that bandwidth.
  *
- * With `downloadOnDemand` (and a host that can tell), a probe without a known bandwidth
+ * With `probeDownloadOnDemand` (and a host that can tell), a probe without a known bandwidth
  * asks for the tree state first, as a light probe does (the query), and downloads only if
  * that state shows the bandwidth could change a tree (trees/download-wanted.ts); otherwise
  * it is judged for the latency trees alone. One more small round trip when the download
@@ -41,7 +41,7 @@ export interface ProbeRunnerConfig {
   probeTimeoutMs: number
   probeBytes: number
   probePingCount: number
-  /** Query the tree state first, download only when it could matter. @default false */
+  /** Query the tree state first, download only when it could matter. Absent here: every probe downloads (the core's option defaults to true, overlay/config.ts). */
   probeDownloadOnDemand?: boolean
 }
 
