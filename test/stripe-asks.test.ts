@@ -10,6 +10,9 @@ import type { BroadcastPlan } from '../overlay/broadcast-plan.ts'
 import type { Message } from '../overlay/messages.ts'
 import { MAX_HELD_BROADCASTS, StripeAsks, type StripeAskLimits } from '../overlay/stripe-asks.ts'
 import type { StripePlan } from '../overlay/stripes.ts'
+import { wireSize } from '../overlay/codec.ts'
+import type { BcastTrack } from '../experiments/sim/report.ts'
+import { StreamTraffic } from '../experiments/sim/stream-traffic.ts'
 
 const V = 400
 const OWN = IntervalSet.range(0, 10)
@@ -115,5 +118,22 @@ describe('stripe asks', () => {
     h.asks.start(0, 'over', plan())
     expect(h.started.map((s) => s.id)).toEqual(['over'])
     expect(h.asks.size).toBe(MAX_HELD_BROADCASTS)
+  })
+})
+
+describe('the simulator counts a stripe ask in its broadcast (experiments/sim/stream-traffic.ts)', () => {
+  it('the question and the answer add to the messages and bytes of the broadcast they name, nothing to others', () => {
+    const track = (id: string): BcastTrack => ({ id, root: 'p0001', bytes: 1 << 20, tree: 'bw', startMs: 0, doneAtRootMs: null, fallback: 0, messages: 0, bytesSent: 0, streams: 0, stripes: 1, backToBack: null })
+    const b = track('p0001/0.1')
+    const other = track('p0002/0.1')
+    const traffic = new StreamTraffic(new Map([[b.id, b], [other.id, other]]))
+    const req: Message = { t: 'entries-req', id: b.id }
+    const rep: Message = { t: 'entries-rep', id: b.id, entries: [] }
+    traffic.account(1, 3, req)
+    traffic.account(3, 1, rep)
+    traffic.account(3, 1, { t: 'entries-rep', id: 'p0009/0.1', entries: [] }) // no such broadcast: ignored
+    expect(b.messages).toBe(2)
+    expect(b.bytesSent).toBe(wireSize(req) + wireSize(rep))
+    expect(other.messages).toBe(0)
   })
 })

@@ -1,7 +1,9 @@
 /**
  * Attributes the simulated traffic of streams to the broadcast they carry: chunk messages
  * and their acknowledgements count towards the broadcast's `messages` and `bytesSent`, and
- * fallback opens (003's rule III) towards its `fallback`.
+ * fallback opens (003's rule III) towards its `fallback`. So do the question and answer of
+ * a stripe ask (`entries-req`, `entries-rep`: overlay/stripe-asks.ts), which name the
+ * broadcast they are for.
  */
 import { wireSize } from '../../overlay/codec.ts'
 import type { Message } from '../../overlay/messages.ts'
@@ -37,6 +39,8 @@ export class StreamTraffic {
       }
     } else if (msg.t === 'ack') {
       id = this.streamIds.get(streamKey(to, msg.stream))
+    } else if (msg.t === 'entries-req' || msg.t === 'entries-rep') {
+      id = msg.id
     }
     if (id === undefined) return
     const b = this.bcasts.get(id)
