@@ -20,10 +20,10 @@ import type { Output } from './outputs.ts'
 import { OwnershipEngine } from './ownership-engine.ts'
 import { OpRegistry } from './reduce-ops.ts'
 import { isTreeRoot, treeRootOf } from './tree-roots.ts'
-import { reduceStart, Reductions, type ContributeFn } from './reduction.ts'
-import { planCombine } from './combine-plan.ts'
-import { checkCollective, checkCollectiveState, checkReduceArgs, claimFresh, latRoute, type CollectiveInit } from './collective.ts'
-import { Streams, type Transfer } from './streams.ts'
+import { reduceStart, type Reductions, type ContributeFn } from './reduction.ts'
+import { checkCollective, checkCollectiveState, checkReduceArgs, type CollectiveInit } from './collective.ts'
+import type { Streams } from './streams.ts'
+import { createDataPlane } from './data-plane.ts'
 import { planBroadcast } from './broadcast-plan.ts'
 import { StripeAsks } from './stripe-asks.ts'
 import { TimerQueue } from './timer-queue.ts'
@@ -97,50 +97,29 @@ export class TreecastCore {
       send: (to, m) => this.send(to, m),
       setTimer: (at) => this.timers.add(at, 'tree')
     }, this.config.treeUpdateDelayMs)
-    this.streams = new Streams({
+    const plane = createDataPlane({
       self: this.self,
-      get view () { return viewOf() },
-      owned: () => this.ownership.owned,
-      claimed: () => this.ownership.claimed(),
-      isAlive: (p) => this.members.isAlive(p),
-      reachable: (p) => this.members.isAlive(p) || (this.members.statusOf(p) === 'left' && !this.ownership.isDeparted(p)),
-      tree: (kind, root) => this.trees.get(kind, root),
-      send: (to, m) => this.send(to, m),
-      deliver: (t, v) => this.deliver(t, v),
-      routed: (t, inc, fresh, fwd) => {
-        if (t.reduce !== undefined) this.reductions.onRouted(this.now, t.id, t.origin, t.reduce, inc.from, fresh, fwd, inc.combine)
-      },
-      routeAcked: (t, to, header, away) => { if (t.reduce !== undefined && !away) this.reductions.onStartAcked(t.id, to, header) },
-      partialAway: (t, from) => this.reductions.partialAway(t.id, from),
-      // At once, ahead of the partial (deferred to the end of the event): announced after it, collectors sent up early in test/core.test.ts's star.
-      ackedAway: (t) => { const a = this.reductions.announcement(t.id); if (a !== undefined) this.send(a.to, a.msg) },
-      planCombine: (t, children) => this.config.reduceCombine && (t.reduce?.length ?? 0) * 8 >= this.config.reduceCombineMinBytes ? planCombine(children, this.probing.nearTest()) : new Map(),
-      originDone: (t) => { if (t.reduce === undefined && t.mode !== 'direct') this.out.push({ type: 'broadcast-done', id: t.id }) },
-      wantPark: () => this.armPark(),
-      reject: (r) => this.reject(r),
-      knowsOp: (op) => this.ops.has(op)
-    }, this.config)
-    this.reductions = new Reductions({
-      self: this.self,
-      get view () { return viewOf() },
+      config: this.config,
+      members: this.members,
+      trees: this.trees,
+      ops: this.ops,
+      contribute: (id, start, v) => this.contributeFn(id, start, v),
+      now: () => this.now,
+      view: viewOf,
       vnodeCount: () => this.vnodes,
       owned: () => this.ownership.owned,
-      isAlive: (p) => this.members.isAlive(p),
-      inFlight: (id) => this.streams.inFlight(id),
-      // Partial results go out at the end of the event, after the acknowledgement of the
-      // start that caused them: a long partial would otherwise hold the acknowledgement
-      // back on the same link, and the receiver would not know the partial is under way.
-      send: (to, m) => { if (to === this.self) this.reject('send-to-self'); else this.deferred.push({ type: 'send', to, message: m }) },
-      contribute: (id, start, v) => this.contributeFn(id, start, v),
-      ops: this.ops,
-      timeoutMs: () => Math.max(this.config.reduceTimeoutMinMs, this.config.reduceTimeoutFactor * this.trees.maxDistMs()),
-      setTimer: (at, id) => this.timers.add(at, 'reduce', id),
-      reduced: (id, value, covered, startedAt) => this.out.push({ type: 'reduced', id, value, covered, startedAt }),
-      failed: (id, missing) => this.out.push({ type: 'reduce-failed', id, missing }),
-      reject: (r) => this.reject(r),
-      route: (root) => latRoute(this.trees, (p) => this.members.isAlive(p), root),
-      claim: (id, v) => claimFresh(this.streams.delivered, id, v)
-    }, this.config.reduceRetryMs, this.config.reduceMaxDurationMs)
+      claimed: () => this.ownership.claimed(),
+      isDeparted: (p) => this.ownership.isDeparted(p),
+      nearTest: () => this.probing.nearTest(),
+      send: (to, m) => this.send(to, m),
+      sendDeferred: (to, m) => this.deferred.push({ type: 'send', to, message: m }),
+      emit: (o) => this.out.push(o),
+      reduceTimer: (at, id) => this.timers.add(at, 'reduce', id),
+      wantPark: () => this.armPark(),
+      reject: (r) => this.reject(r)
+    })
+    this.streams = plane.streams
+    this.reductions = plane.reductions
     this.probing = new Probing({
       self: this.self,
       random: params.random,
@@ -466,11 +445,6 @@ export class TreecastCore {
   }
 
   // ---- probing, liveness, plumbing -----------------------------------------------------
-
-  private deliver (t: Transfer, vnodes: IntervalSet): void {
-    if (t.reduce !== undefined) return
-    this.out.push({ type: 'deliver', id: t.id, origin: t.origin, mode: t.mode, vnodes, chunks: t.chunks as Uint8Array[], totalBytes: t.totalBytes })
-  }
 
   private armPark (): void {
     if (this.parkArmed) return
