@@ -166,7 +166,9 @@ export class TreecastCore {
       awaited: () => [...this.streams.awaitedPeers(), ...this.reductions.awaitedPeers()], // unacknowledged data, partials under way
       ping: (peer) => this.send(peer, { t: 'ping', nonce: 0 }),
       declareDead: (now, peer) => this.ownership.declareDead(now, peer),
-      setTimer: (at) => this.timers.add(at, 'liveness')
+      setTimer: (at) => this.timers.add(at, 'liveness'),
+      heardAt: (peer) => this.members.heardAt(peer),
+      setHeardAt: (peer, now) => this.members.setHeardAt(peer, now)
     }, this.config.failureDetectionTimeoutMs)
   }
 
@@ -317,7 +319,8 @@ export class TreecastCore {
   handle (now: number, from: PeerId, msg: Message): void {
     this.now = now
     if (this.stateValue === 'left' || this.stateValue === 'evicted' || this.stateValue === 'idle') return
-    const status = this.members.statusOf(from)
+    const member = this.members.entry(from)
+    const status = member?.status
     if (this.stateValue !== 'joining' && msg.t !== 'join' && status === 'dead') {
       // A peer declared dead speaks (it hung, or a partition healed): its messages belong to
       // a dead incarnation and are dropped; it is told, so it stops (evicted) and may rejoin.
@@ -327,7 +330,7 @@ export class TreecastCore {
       return
     }
     // Only members' silence is ever watched; a table entry per sender id would be unbounded.
-    if (status !== undefined) this.liveness.heard(now, from)
+    if (member !== undefined) { this.members.heard(member, now); this.liveness.heard(now, from, true) }
     if (this.stateValue === 'joining' && !(msg.t === 'facts' && msg.welcome)) {
       // Arrived before the contact's snapshot (a hand-off can overtake it): keep for after.
       if (!this.preJoin.push(from, msg)) this.reject('pre-join-overflow')

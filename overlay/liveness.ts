@@ -15,6 +15,13 @@ export interface LivenessHost {
   declareDead (now: number, peer: PeerId): void
   /** Arms the core's 'liveness' timer. */
   setTimer (at: number): void
+  /**
+   * When `peer` was last heard from, kept by the host; with {@link setHeardAt} (both or
+   * neither). Absent: liveness keeps the times itself.
+   */
+  heardAt? (peer: PeerId): number | undefined
+  /** Records that time; false when the host keeps none for `peer` (liveness then does). */
+  setHeardAt? (peer: PeerId, now: number): boolean
 }
 
 /** Silence tracking of the awaited peers. */
@@ -25,14 +32,25 @@ export class Liveness {
 
   constructor (private readonly host: LivenessHost, private readonly timeoutMs: number) {}
 
-  /** Something arrived from `peer`. */
-  heard (now: number, peer: PeerId): void {
-    this.lastHeard.set(peer, now)
+  /**
+   * Something arrived from `peer`. `recorded`: the host already noted the time (its
+   * `setHeardAt`, or the core's member-list entry); otherwise it is noted here.
+   */
+  heard (now: number, peer: PeerId, recorded = false): void {
+    if (!recorded) this.setHeardAt(peer, now)
     if (this.pingSent.size > 0) this.pingSent.delete(peer)
   }
 
-  /** Peers whose last message is remembered (for tests of the bound). */
+  /** Peers whose last message is remembered here, not by the host (for tests of the bound). */
   get tracked (): number { return this.lastHeard.size }
+
+  private heardAt (peer: PeerId): number | undefined {
+    return this.host.heardAt?.(peer) ?? this.lastHeard.get(peer)
+  }
+
+  private setHeardAt (peer: PeerId, now: number): void {
+    if (this.host.setHeardAt?.(peer, now) !== true) this.lastHeard.set(peer, now)
+  }
 
   /** At the end of an event: keeps the timer armed (every half timeout) while anyone is awaited. */
   arm (now: number, waiting: boolean): void {
@@ -45,8 +63,8 @@ export class Liveness {
   check (now: number): void {
     this.armed = false
     for (const peer of this.host.awaited()) {
-      const heard = this.lastHeard.get(peer)
-      if (heard === undefined) { this.lastHeard.set(peer, now); continue }
+      const heard = this.heardAt(peer)
+      if (heard === undefined) { this.setHeardAt(peer, now); continue }
       if (now - heard <= this.timeoutMs) continue
       const pinged = this.pingSent.get(peer)
       if (pinged === undefined) {

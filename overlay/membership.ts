@@ -16,9 +16,20 @@ export interface MemberChange {
   readonly incarnation: number
 }
 
+/**
+ * One member's entry. `heardAtMs` is when anything last arrived from it, -Infinity if
+ * nothing did (overlay/liveness.ts reads it): kept here so that a message costs one lookup
+ * in the member list, not two, and stored as a plain number, so noting it allocates nothing.
+ */
+export interface MemberEntry {
+  readonly incarnation: number
+  readonly status: MemberStatus
+  readonly heardAtMs: number
+}
+
 /** The member list. */
 export class Membership {
-  private readonly members = new Map<PeerId, { incarnation: number, status: MemberStatus }>()
+  private readonly members = new Map<PeerId, { incarnation: number, status: MemberStatus, heardAtMs: number }>()
   private aliveCache: PeerId[] | undefined
 
   /** Merges a fact; returns the change, or undefined when it changed nothing. */
@@ -28,7 +39,7 @@ export class Membership {
       if (fact.incarnation < cur.incarnation) return undefined
       if (fact.incarnation === cur.incarnation && RANK[fact.status] <= RANK[cur.status]) return undefined
     }
-    this.members.set(fact.peer, { incarnation: fact.incarnation, status: fact.status })
+    this.members.set(fact.peer, { incarnation: fact.incarnation, status: fact.status, heardAtMs: cur?.heardAtMs ?? -Infinity })
     this.aliveCache = undefined
     const before = cur?.status
     if (before === fact.status && cur?.incarnation === fact.incarnation) return undefined
@@ -38,6 +49,30 @@ export class Membership {
   /** Status of `peer`, undefined if never heard of. */
   statusOf (peer: PeerId): MemberStatus | undefined {
     return this.members.get(peer)?.status
+  }
+
+  /** The entry of `peer`, undefined if never heard of (see {@link heard}). */
+  entry (peer: PeerId): MemberEntry | undefined {
+    return this.members.get(peer)
+  }
+
+  /** Something arrived from the member of `entry` (from {@link entry}) at `now`. */
+  heard (entry: MemberEntry, now: number): void {
+    (entry as { heardAtMs: number }).heardAtMs = now
+  }
+
+  /** When anything last arrived from `peer`, if it is a member and was heard from. */
+  heardAt (peer: PeerId): number | undefined {
+    const at = this.members.get(peer)?.heardAtMs
+    return at === -Infinity ? undefined : at
+  }
+
+  /** Records `now` as when `peer` was last heard from; false if it is no member (nothing kept). */
+  setHeardAt (peer: PeerId, now: number): boolean {
+    const m = this.members.get(peer)
+    if (m === undefined) return false
+    m.heardAtMs = now
+    return true
   }
 
   /** Incarnation of `peer` as known here (-1 if unknown). */

@@ -409,6 +409,41 @@ describe('Liveness', () => {
   })
 })
 
+describe('Liveness with the times kept by its host (the core keeps them on member-list entries)', () => {
+  it('reads and writes the host\'s times for the peers it keeps, and keeps its own for the others', async () => {
+    const { Liveness } = await import('../overlay/liveness.ts')
+    const { Membership } = await import('../overlay/membership.ts')
+    const members = new Membership()
+    members.apply({ peer: 'a', incarnation: 0, status: 'alive' })
+    const pinged: string[] = []
+    const dead: string[] = []
+    const l = new Liveness({
+      awaited: () => ['a', 'stranger'],
+      ping: (p) => pinged.push(p),
+      declareDead: (_now, p) => dead.push(p),
+      setTimer: () => {},
+      heardAt: (p) => members.heardAt(p),
+      setHeardAt: (p, now) => members.setHeardAt(p, now)
+    }, 100)
+    expect(members.heardAt('a')).toBeUndefined()
+    l.check(50) // silence starts counting: 'a' on its entry, 'stranger' here
+    expect(members.heardAt('a')).toBe(50)
+    expect(l.tracked).toBe(1)
+    const entry = members.entry('a')
+    if (entry === undefined) throw new Error('a is a member')
+    members.heard(entry, 120) // what the core does for every message
+    l.heard(120, 'a', true)
+    l.check(160)
+    expect(pinged).toEqual(['stranger'])
+    members.apply({ peer: 'a', incarnation: 1, status: 'alive' }) // a new incarnation keeps the time
+    expect(members.heardAt('a')).toBe(120)
+    l.check(230) // 'a' silent 110 ms: pinged; 'stranger' pinged 70 ms ago
+    expect(pinged).toEqual(['stranger', 'a'])
+    l.check(270)
+    expect(dead).toEqual(['stranger'])
+  })
+})
+
 describe('PreJoinBuffer and a joining core', () => {
   it('keeps early messages within a count and a byte budget, and hands them back in order', async () => {
     const { PreJoinBuffer } = await import('../overlay/pre-join-buffer.ts')
