@@ -478,6 +478,27 @@ describe('Network', () => {
     expect(() => s.bytesBetween(0, 3)).toThrow(RangeError)
   })
 
+  it('forgets idle lanes once many pairs have spoken, never a lane with a message under way', () => {
+    const sim = makeSim({ clusters: [{ name: 'a', peers: 100 }, { name: 'b', peers: 100 }] })
+    sim.send(0, 0, 1, 10 * MB, 'bulk', 1) // 160 ms on the uplink: its lane stays busy meanwhile
+    let t = 0.01
+    for (let from = 2; from < 200; from++) {
+      for (let to = 2; to < 200; to++) if (to !== from) sim.send(t, from, to, 100, `s${from}-${to}`)
+      t += 0.5
+    }
+    sim.send(50, 0, 1, 100, 'after-bulk', 1)
+    sim.send(200, 2, 150, 100, 'again') // its lane spoke at 0.01 ms and was swept since
+    sim.run()
+    expect(sim.arrivals.length).toBe(198 * 197 + 3)
+    expect(sim.net.pairLanes, 'about 39 k lanes spoke; idle ones were swept').toBeLessThan(10_000)
+    expect(sim.arrival('after-bulk'), 'the busy lane kept its order').toBeGreaterThanOrEqual(sim.arrival('bulk'))
+    // A swept lane behaves as a fresh one.
+    const fresh = makeSim({ clusters: [{ name: 'a', peers: 100 }, { name: 'b', peers: 100 }] })
+    fresh.send(200, 2, 150, 100, 'again')
+    fresh.run()
+    expect(sim.arrival('again')).toBe(fresh.arrival('again'))
+  })
+
   it('validates send arguments', () => {
     const net = new Network(resolveTopology(TWO_CLUSTERS), () => {})
     const noop = () => {}

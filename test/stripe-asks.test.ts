@@ -12,7 +12,7 @@ import { MAX_HELD_BROADCASTS, StripeAsks, type StripeAskLimits } from '../overla
 import type { StripePlan } from '../overlay/stripes.ts'
 import { wireSize } from '../overlay/codec.ts'
 import type { BcastTrack } from '../experiments/sim/report.ts'
-import { StreamTraffic } from '../experiments/sim/stream-traffic.ts'
+import { MAX_STREAMS_PER_SENDER, StreamTraffic } from '../experiments/sim/stream-traffic.ts'
 
 const V = 400
 const OWN = IntervalSet.range(0, 10)
@@ -135,5 +135,26 @@ describe('the simulator counts a stripe ask in its broadcast (experiments/sim/st
     expect(b.messages).toBe(2)
     expect(b.bytesSent).toBe(wireSize(req) + wireSize(rep))
     expect(other.messages).toBe(0)
+  })
+
+  it('chunks and acknowledgements count in the broadcast their stream opened; a sender\'s oldest streams are forgotten past the bound', () => {
+    const track = (id: string): BcastTrack => ({ id, root: 'p0001', bytes: 1, tree: 'lat', startMs: 0, doneAtRootMs: null, fallback: 0, messages: 0, bytesSent: 0, streams: 0, stripes: 1, backToBack: null })
+    const b = track('p0001/0.1')
+    const traffic = new StreamTraffic(new Map([[b.id, b]]))
+    const open = { id: b.id, origin: 'p0001', mode: 'lat' as const, header: IntervalSet.range(0, 4), chunkCount: 2, totalBytes: 2, fallback: false, hops: 1 }
+    traffic.account(1, 2, { t: 'chunk', stream: 7, index: 0, data: new Uint8Array(1), open })
+    traffic.account(1, 2, { t: 'chunk', stream: 7, index: 1, data: new Uint8Array(1) })
+    traffic.account(2, 1, { t: 'ack', stream: 7 })
+    traffic.account(2, 1, { t: 'ack', stream: 8 }) // no such stream of peer 1
+    expect(b.streams).toBe(1)
+    expect(b.messages).toBe(3)
+    // Stream 7 of peer 1 is its oldest; MAX_STREAMS_PER_SENDER newer ones push it out.
+    const other = { ...open, id: 'p0001/0.2' }
+    for (let s = 100; s < 100 + MAX_STREAMS_PER_SENDER; s++) traffic.account(1, 2, { t: 'chunk', stream: s, index: 0, data: new Uint8Array(1), open: other })
+    traffic.account(2, 1, { t: 'ack', stream: 7 })
+    expect(b.messages).toBe(3)
+    traffic.account(1, 4, { t: 'chunk', stream: 5000, index: 0, data: new Uint8Array(1), open })
+    traffic.account(4, 1, { t: 'ack', stream: 5000 })
+    expect(b.messages).toBe(5)
   })
 })

@@ -68,6 +68,8 @@ export type { ClusterInit, ResolvedCluster, Topology, TopologyInit } from './top
 export { InvalidTopologyError } from './errors.ts'
 
 const MS_PER_SEC = 1000
+/** The ordering map of lanes is first swept of idle lanes at this size. */
+const MIN_PAIRS_SWEEP = 4096
 
 /** Traffic counted by a {@link Network} (loopback messages excluded), at send time. */
 export interface NetworkStats {
@@ -108,8 +110,14 @@ export class Network {
   private readonly wanBytesPerSec: Float64Array
   private readonly oneWayMs: Float64Array
   private readonly pairBytes: Float64Array
-  /** Per directed peer pair: ordering state for the small-message fast path. */
+  /**
+   * Per lane of a directed peer pair: ordering state for the small-message fast path. Idle
+   * entries (nothing queued, last delivery past) are swept out once the map has doubled
+   * since the last sweep: a fresh entry behaves the same, and a map of the lanes in use,
+   * not of every pair that ever spoke, keeps each message's lookup cheap.
+   */
   private readonly pairs = new Map<number, PairOrder>()
+  private pairsSweepAt = MIN_PAIRS_SWEEP
   private messages = 0
   private bytes = 0
   private wanBytes = 0
@@ -171,7 +179,7 @@ export class Network {
       return
     }
     if (ca !== cb) this.wanBytes += sizeBytes
-    const order = this.pairOrder(from, to, lane)
+    const order = this.pairOrder(nowMs, from, to, lane)
     const seq = order.nextSeq++
     order.bulk.push(seq)
     const m: UplinkMessage = { to, flow: to * 16 + lane, sizeBytes, onArrive, order, seq }
@@ -326,7 +334,7 @@ export class Network {
     if (wan) this.wanBytes += sizeBytes
     let fastMs = nowMs + 2 * sizeBytes * MS_PER_SEC / t.peerLinkBytesPerSec + (this.oneWayMs[pair] as number) + t.perMessageCostMs + sizeBytes * t.perByteCostMs
     if (wan) fastMs += sizeBytes * MS_PER_SEC / (this.wanBytesPerSec[pair] as number)
-    const order = this.pairOrder(from, to, lane)
+    const order = this.pairOrder(nowMs, from, to, lane)
     const seq = order.nextSeq++
     if (order.bulk.length === 0) {
       const at = Math.max(fastMs, order.lastMs)
@@ -350,16 +358,26 @@ export class Network {
     }
   }
 
-  private pairOrder(from: number, to: number, lane: number): PairOrder {
+  private pairOrder(nowMs: number, from: number, to: number, lane: number): PairOrder {
     if (!Number.isInteger(lane) || lane < 0 || lane > 15) throw new RangeError(`send: lane must be an integer in 0..15, got ${lane}`)
     const key = (from * this.topology.peerCount + to) * 16 + lane
     let o = this.pairs.get(key)
     if (o === undefined) {
+      if (this.pairs.size >= this.pairsSweepAt) this.sweepPairs(nowMs)
       o = { nextSeq: 0, bulk: [], waiting: [], lastMs: 0 }
       this.pairs.set(key, o)
     }
     return o
   }
+
+  /** Forgets lanes with nothing queued whose last delivery is not after `nowMs` (no message refers to them). */
+  private sweepPairs(nowMs: number): void {
+    for (const [key, o] of this.pairs) if (o.bulk.length === 0 && o.waiting.length === 0 && o.lastMs <= nowMs) this.pairs.delete(key)
+    this.pairsSweepAt = Math.max(MIN_PAIRS_SWEEP, 2 * this.pairs.size)
+  }
+
+  /** Lanes in the ordering map (for tests of the sweep). */
+  get pairLanes(): number { return this.pairs.size }
 }
 
 interface SmallWaiting { seq: number, fastMs: number, onArrive: () => void }

@@ -14,9 +14,20 @@ export function streamKey (peer: number, stream: number): number {
   return peer * 4294967296 + stream
 }
 
+/**
+ * Streams remembered per sender, at most; past it the sender's oldest is forgotten (its
+ * later chunks and acknowledgement would count in no broadcast). A stream lives for one
+ * collective, and a sender opens a few per collective, so thousands of newer streams from
+ * the same sender mean the forgotten one ended long ago.
+ */
+export const MAX_STREAMS_PER_SENDER = 4096
+
 export class StreamTraffic {
-  /** streamKey(sender, stream) → broadcast id. */
-  private readonly streamIds = new Map<number, string>()
+  /**
+   * Per sender (peer index), its stream numbers → broadcast id, oldest first. One small map
+   * per sender, not one map of all: a chunk's lookup then stays in memory a cache holds.
+   */
+  private readonly streamIds: Array<Map<number, string> | undefined> = []
 
   constructor (private readonly bcasts: ReadonlyMap<string, BcastTrack>) {}
 
@@ -24,10 +35,12 @@ export class StreamTraffic {
   account (from: number, to: number, msg: Message): void {
     let id: string | undefined
     if (msg.t === 'chunk') {
-      const key = streamKey(from, msg.stream)
       if (msg.open !== undefined) {
         id = msg.open.id
-        this.streamIds.set(key, id)
+        let ids = this.streamIds[from]
+        if (ids === undefined) { ids = new Map(); this.streamIds[from] = ids }
+        if (ids.size >= MAX_STREAMS_PER_SENDER && !ids.has(msg.stream)) ids.delete(ids.keys().next().value as number)
+        ids.set(msg.stream, id)
         const b = this.bcasts.get(id)
         if (b !== undefined) {
           b.streams++
@@ -35,10 +48,10 @@ export class StreamTraffic {
           if (msg.open.fallback) b.fallback++
         }
       } else {
-        id = this.streamIds.get(key)
+        id = this.streamIds[from]?.get(msg.stream)
       }
     } else if (msg.t === 'ack') {
-      id = this.streamIds.get(streamKey(to, msg.stream))
+      id = this.streamIds[to]?.get(msg.stream)
     } else if (msg.t === 'entries-req' || msg.t === 'entries-rep') {
       id = msg.id
     }
