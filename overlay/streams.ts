@@ -17,6 +17,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { ChunkMessage, CombinePlan, StreamOpen, StripeRelay } from './messages.ts'
 import type { Incoming, Route, StreamHost, Transfer } from './stream-state.ts'
 export type { Incoming, Route, StreamHost, Transfer } from './stream-state.ts'
+import { childrenByReach } from '../trees/tree-state.ts'
 import { DedupeCache } from './dedupe-cache.ts'
 import { EarlyChunks } from './early-chunks.ts'
 import { fallbackGroups } from './fallback-groups.ts'
@@ -305,7 +306,7 @@ export class Streams {
     if (t.mode !== 'direct' && !rest.isEmpty) {
       const st = this.host.tree(t.mode, t.tree)
       if (st !== undefined) {
-        const children = [...st.children].sort((a, b) => b[1].size - a[1].size || (a[0] < b[0] ? -1 : 1))
+        const children = childrenByReach(st)
         const routes: Route[] = []
         for (const [child, reach] of children) {
           // Never back to the peer it came from: a child sends up only what its subtree

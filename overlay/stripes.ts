@@ -112,22 +112,14 @@ export function validStripes (o: StreamOpen): boolean {
   return o.relay === undefined || (o.stripe !== undefined && o.relay.length < MAX_STRIPES)
 }
 
-/** The open of route `r`'s stream. */
+/** The open of route `r`'s stream (built field by field: one per chunk-0 sent, on the hot path). */
 export function openOf (t: Transfer, r: Route, hops: number): StreamOpen {
-  return {
-    id: t.id,
-    origin: t.origin,
-    ...(t.tree !== t.origin ? { tree: t.tree } : {}),
-    mode: t.mode,
-    header: r.header,
-    chunkCount: t.chunkCount,
-    totalBytes: t.totalBytes,
-    fallback: r.fallback,
-    hops,
-    ...(t.reduce !== undefined ? { reduce: t.reduce } : {}),
-    ...(r.combine !== undefined ? { combine: r.combine } : {}),
-    ...(t.stripes > 1 ? { stripes: t.stripes } : {}),
-    ...(r.stripe !== undefined ? { stripe: r.stripe } : {}),
-    ...(r.relay !== undefined && r.relay.length > 0 ? { relay: r.relay } : {})
-  }
+  const o: { -readonly [K in keyof StreamOpen]: StreamOpen[K] } = { id: t.id, origin: t.origin, mode: t.mode, header: r.header, chunkCount: t.chunkCount, totalBytes: t.totalBytes, fallback: r.fallback, hops }
+  if (t.tree !== t.origin) o.tree = t.tree
+  if (t.reduce !== undefined) o.reduce = t.reduce
+  if (r.combine !== undefined) o.combine = r.combine
+  if (t.stripes > 1) o.stripes = t.stripes
+  if (r.stripe !== undefined) o.stripe = r.stripe
+  if (r.relay !== undefined && r.relay.length > 0) o.relay = r.relay
+  return o
 }

@@ -51,6 +51,12 @@ export interface TreeState {
   /** Own virtual nodes plus all children's reach (valid when not reachStale). */
   reach: IntervalSet
   reachStale: boolean
+  /**
+   * The children by reach size, largest first, then by id: the order a stream routes in
+   * (overlay/streams.ts). Built on demand by {@link childrenByReach}; null since the
+   * children last changed (the table clears it with `reachStale`).
+   */
+  routeOrder: ReadonlyArray<readonly [PeerId, IntervalSet]> | null
   /** What the parent was last told this subtree reaches. */
   sentReach: IntervalSet | null
   /** Metric last sent to the children. */
@@ -188,6 +194,7 @@ export function newTreeState (kind: TreeKind, root: PeerId, isRoot: boolean, own
     sentChildEst: new Map(),
     reach: owned,
     reachStale: false,
+    routeOrder: null,
     sentReach: null,
     sentMetric: NaN,
     entry: false,
@@ -205,4 +212,10 @@ export function bwLoad (st: TreeState): number {
   let n = st.children.size
   if (st.locks.size > 0) for (const lock of st.locks.values()) if (lock.candidate && !st.children.has(lock.origin)) n++
   return n
+}
+
+/** `st`'s children by reach size, largest first, then by id (cached until the children change). */
+export function childrenByReach (st: TreeState): ReadonlyArray<readonly [PeerId, IntervalSet]> {
+  st.routeOrder ??= [...st.children].sort((a, b) => b[1].size - a[1].size || (a[0] < b[0] ? -1 : 1))
+  return st.routeOrder
 }

@@ -480,6 +480,7 @@ export class TreeTable {
   /** Marks the reach stale; it is recomputed once, when next needed (flush or commit). */
   private recomputeReach (st: TreeState): void {
     st.reachStale = true
+    st.routeOrder = null
     this.touch(st)
   }
 
