@@ -32,9 +32,13 @@ export interface DownloadWantedInit {
  */
 export function downloadWanted (init: DownloadWantedInit, cand: PeerId, rttMs: number, entries: readonly ProbeTreeEntry[]): boolean {
   for (const e of entries) {
-    if (e.root === init.self || e.est < 0 || !init.isAlive(e.root)) continue
+    if (e.root === init.self || e.est < 0) continue
+    // A root with a tree here is alive (the tree table follows the member list).
     const st = init.bwTree(e.root)
-    if (st === undefined) return true // no state yet: no parent, and a connected candidate
+    if (st === undefined) {
+      if (!init.isAlive(e.root)) continue
+      return true // no state yet: no parent, and a connected candidate
+    }
     if (st.root === init.self) continue
     if (st.parent === cand) return true
     if (init.bwMaxChildren > 0 && e.bwChildren >= init.bwMaxChildren) continue

@@ -210,9 +210,10 @@ export class TreeTable {
     if (this.frozen) return 0
     const self = this.host.self
     for (const e of entries) {
-      if (e.root === self || !this.host.isAlive(e.root)) continue
+      if (e.root === self) continue
+      // A root with trees here is alive (the core adds and drops them with the member list).
       let lat = this.byKind.lat.get(e.root)
-      if (lat === undefined) { this.ensureRoot(e.root); lat = this.byKind.lat.get(e.root); if (lat === undefined) continue }
+      if (lat === undefined) { if (!this.host.isAlive(e.root)) continue; this.ensureRoot(e.root); lat = this.byKind.lat.get(e.root); if (lat === undefined) continue }
       if (this.judgeLat(now, lat, cand, rttMs, e)) started++
       if (bwBytesPerSec !== undefined && this.judgeBw(now, this.byKind.bw.get(e.root) as TreeState, cand, rttMs, bwBytesPerSec, e)) started++
     }
