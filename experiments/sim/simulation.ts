@@ -243,10 +243,10 @@ export class Simulation {
     const to = this.byName.get(toName)
     if (to === undefined) return
     p.contacts.add(to)
-    this.traffic.account(p.index, to, msg)
+    const size = wireSize(msg)
+    this.traffic.account(p.index, to, msg, size)
     let delivered: Message = msg
     if (this.scenario.wireCheck === true) delivered = decodeMessage(encodeMessage(msg))
-    const size = wireSize(msg)
     const incarnation = this.peers[to]?.incarnation ?? 0
     const lane = this.lanes.laneOf(p.index, to, msg)
     this.net.send(this.now, p.index, to, size, () => {

@@ -31,8 +31,8 @@ export class StreamTraffic {
 
   constructor (private readonly bcasts: ReadonlyMap<string, BcastTrack>) {}
 
-  /** Peer `from` sends `msg` to peer `to`. */
-  account (from: number, to: number, msg: Message): void {
+  /** Peer `from` sends `msg` to peer `to`; `sizeBytes`: its wire size, if the caller has it. */
+  account (from: number, to: number, msg: Message, sizeBytes?: number): void {
     let id: string | undefined
     if (msg.t === 'chunk') {
       if (msg.open !== undefined) {
@@ -59,6 +59,6 @@ export class StreamTraffic {
     const b = this.bcasts.get(id)
     if (b === undefined) return
     b.messages++
-    b.bytesSent += wireSize(msg)
+    b.bytesSent += sizeBytes ?? wireSize(msg)
   }
 }
