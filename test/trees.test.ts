@@ -39,8 +39,12 @@ describe('TreeTable: local state', () => {
     expect(net.judge('a', 'b', 1, 1e6)).toBe(0)
     // a's own tree is never joined.
     expect(net.t('a').judge(0, 'r', 1, 1e6, [attractive('a')])).toBe(0)
+    // A dead root: its host drops its trees (the core does on the member change), and a
+    // root without trees here is asked about (a root with trees is taken to be alive).
     net.alive.delete('r')
+    net.t('a').removeRoot('r')
     expect(net.t('a').judge(0, 'r', 1, 1e6, [attractive('r')])).toBe(0)
+    expect(net.t('a').get('lat', 'r')).toBeUndefined()
     expect(net.log).toEqual([])
   })
 })

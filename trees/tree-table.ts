@@ -201,9 +201,9 @@ export class TreeTable {
   }
 
   /**
-   * Judges a probed candidate for every tree at once (003 §IV-A) and starts a parent
-   * change wherever the candidate is better. Returns the number of changes started. With
-   * no `bwBytesPerSec` (no download made) only the latency trees are judged.
+   * Judges a probed candidate for every tree at once (003 §IV-A) and starts a parent change
+   * wherever it is better; returns the changes started. Without `bwBytesPerSec` (no download)
+   * only latency trees are judged. A root with trees here counts as alive: drop a dead one's.
    */
   judge (now: number, cand: PeerId, rttMs: number, bwBytesPerSec: number | undefined, entries: readonly ProbeTreeEntry[]): number {
     let started = 0
