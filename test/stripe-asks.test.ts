@@ -137,24 +137,29 @@ describe('the simulator counts a stripe ask in its broadcast (experiments/sim/st
     expect(other.messages).toBe(0)
   })
 
-  it('chunks and acknowledgements count in the broadcast their stream opened; a sender\'s oldest streams are forgotten past the bound', () => {
+  it('chunks and acknowledgements count in the broadcast their stream opened, until the stream ends; a sender\'s streams are bounded', () => {
     const track = (id: string): BcastTrack => ({ id, root: 'p0001', bytes: 1, tree: 'lat', startMs: 0, doneAtRootMs: null, fallback: 0, messages: 0, bytesSent: 0, streams: 0, stripes: 1, backToBack: null })
     const b = track('p0001/0.1')
     const traffic = new StreamTraffic(new Map([[b.id, b]]))
-    const open = { id: b.id, origin: 'p0001', mode: 'lat' as const, header: IntervalSet.range(0, 4), chunkCount: 2, totalBytes: 2, fallback: false, hops: 1 }
-    traffic.account(1, 2, { t: 'chunk', stream: 7, index: 0, data: new Uint8Array(1), open })
-    traffic.account(1, 2, { t: 'chunk', stream: 7, index: 1, data: new Uint8Array(1) })
-    traffic.account(2, 1, { t: 'ack', stream: 7 })
-    traffic.account(2, 1, { t: 'ack', stream: 8 }) // no such stream of peer 1
+    const open = { id: b.id, origin: 'p0001', mode: 'lat' as const, header: IntervalSet.range(0, 4), chunkCount: 3, totalBytes: 3, fallback: false, hops: 1 }
+    const chunk = (stream: number, index: number, withOpen = index === 0): Message => ({ t: 'chunk', stream, index, data: new Uint8Array(1), ...(withOpen ? { open } : {}) })
+    traffic.account(1, 2, chunk(7, 0))
+    traffic.account(1, 2, chunk(7, 1))
+    traffic.account(2, 1, { t: 'ack', stream: 7 }) // early: a chunk is still to come
+    traffic.account(1, 2, chunk(7, 2))
+    expect(b.messages).toBe(4)
+    traffic.account(2, 1, { t: 'ack', stream: 7 }) // the stream ended: nothing of it is left here
+    traffic.account(2, 1, { t: 'ack', stream: 8 }) // peer 1 never opened stream 8
+    expect(b.messages).toBe(4)
     expect(b.streams).toBe(1)
-    expect(b.messages).toBe(3)
-    // Stream 7 of peer 1 is its oldest; MAX_STREAMS_PER_SENDER newer ones push it out.
-    const other = { ...open, id: 'p0001/0.2' }
-    for (let s = 100; s < 100 + MAX_STREAMS_PER_SENDER; s++) traffic.account(1, 2, { t: 'chunk', stream: s, index: 0, data: new Uint8Array(1), open: other })
-    traffic.account(2, 1, { t: 'ack', stream: 7 })
-    expect(b.messages).toBe(3)
-    traffic.account(1, 4, { t: 'chunk', stream: 5000, index: 0, data: new Uint8Array(1), open })
-    traffic.account(4, 1, { t: 'ack', stream: 5000 })
-    expect(b.messages).toBe(5)
+    // Streams under way at once are bounded per sender: the oldest is forgotten, and counted.
+    for (let s = 100; s < 100 + MAX_STREAMS_PER_SENDER; s++) traffic.account(3, 4, chunk(s, 0))
+    expect(traffic.forgottenOpen).toBe(0)
+    traffic.account(3, 4, chunk(100 + MAX_STREAMS_PER_SENDER, 0))
+    expect(traffic.forgottenOpen).toBe(1)
+    const before = b.messages
+    traffic.account(4, 3, { t: 'ack', stream: 100 }) // forgotten
+    traffic.account(4, 3, { t: 'ack', stream: 101 })
+    expect(b.messages).toBe(before + 1)
   })
 })

@@ -8,6 +8,7 @@
 import { wireSize } from '../../overlay/codec.ts'
 import type { Message } from '../../overlay/messages.ts'
 import type { BcastTrack } from './report.ts'
+import { streamChunkCount } from '../../overlay/stripes.ts'
 
 /** A number naming (peer index, sender-local stream number): stream numbers stay far below 2^32. */
 export function streamKey (peer: number, stream: number): number {
@@ -15,19 +16,24 @@ export function streamKey (peer: number, stream: number): number {
 }
 
 /**
- * Streams remembered per sender, at most; past it the sender's oldest is forgotten (its
- * later chunks and acknowledgement would count in no broadcast). A stream lives for one
- * collective, and a sender opens a few per collective, so thousands of newer streams from
- * the same sender mean the forgotten one ended long ago.
+ * Streams remembered per sender at most; past it the sender's oldest is forgotten (and
+ * counted in `forgottenOpen`). A stream is forgotten anyway once its acknowledgement and its
+ * last chunk have been sent, so only a sender with this many streams under way at once
+ * (or abandoned: their receiver died before acknowledging) reaches the bound.
  */
-export const MAX_STREAMS_PER_SENDER = 4096
+export const MAX_STREAMS_PER_SENDER = 65_536
+
+/** A stream under way: its broadcast, the chunks still to come after the open, whether it was acknowledged. */
+interface OpenStream { readonly id: string, left: number, acked: boolean }
 
 export class StreamTraffic {
   /**
-   * Per sender (peer index), its stream numbers → broadcast id, oldest first. One small map
-   * per sender, not one map of all: a chunk's lookup then stays in memory a cache holds.
+   * Per sender (peer index), its streams under way by stream number, oldest first. One small
+   * map per sender, not one map of all: a chunk's lookup then stays in memory a cache holds.
    */
-  private readonly streamIds: Array<Map<number, string> | undefined> = []
+  private readonly streams: Array<Map<number, OpenStream> | undefined> = []
+  /** Streams forgotten at the bound before their end (their later traffic counts nowhere). */
+  forgottenOpen = 0
 
   constructor (private readonly bcasts: ReadonlyMap<string, BcastTrack>) {}
 
@@ -37,10 +43,10 @@ export class StreamTraffic {
     if (msg.t === 'chunk') {
       if (msg.open !== undefined) {
         id = msg.open.id
-        let ids = this.streamIds[from]
-        if (ids === undefined) { ids = new Map(); this.streamIds[from] = ids }
-        if (ids.size >= MAX_STREAMS_PER_SENDER && !ids.has(msg.stream)) ids.delete(ids.keys().next().value as number)
-        ids.set(msg.stream, id)
+        let open = this.streams[from]
+        if (open === undefined) { open = new Map(); this.streams[from] = open }
+        if (open.size >= MAX_STREAMS_PER_SENDER && !open.has(msg.stream)) { open.delete(open.keys().next().value as number); this.forgottenOpen++ }
+        open.set(msg.stream, { id, left: Math.max(0, streamChunkCount(msg.open) - 1), acked: false })
         const b = this.bcasts.get(id)
         if (b !== undefined) {
           b.streams++
@@ -48,10 +54,21 @@ export class StreamTraffic {
           if (msg.open.fallback) b.fallback++
         }
       } else {
-        id = this.streamIds[from]?.get(msg.stream)
+        const s = this.streams[from]?.get(msg.stream)
+        if (s !== undefined) {
+          id = s.id
+          if (--s.left <= 0 && s.acked) this.streams[from]?.delete(msg.stream)
+        }
       }
     } else if (msg.t === 'ack') {
-      id = this.streamIds[to]?.get(msg.stream)
+      // An acknowledgement names a stream of the peer it goes to; it may come before the
+      // stream's last chunks (a part handed on early), so the stream ends at both.
+      const s = this.streams[to]?.get(msg.stream)
+      if (s !== undefined) {
+        id = s.id
+        s.acked = true
+        if (s.left <= 0) this.streams[to]?.delete(msg.stream)
+      }
     } else if (msg.t === 'entries-req' || msg.t === 'entries-rep') {
       id = msg.id
     }
