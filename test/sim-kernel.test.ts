@@ -507,5 +507,8 @@ describe('Network', () => {
     expect(() => net.send(0, -1, 1, 1, noop)).toThrow(RangeError)
     expect(() => net.send(NaN, 0, 1, 1, noop)).toThrow(RangeError)
     expect(net.stats().messages).toBe(0)
+    net.send(5, 0, 1, 1, noop)
+    expect(() => net.send(4, 0, 1, 1, noop), 'sends come in time order').toThrow(RangeError)
+    expect(net.stats().messages).toBe(1)
   })
 })

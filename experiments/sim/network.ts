@@ -118,6 +118,8 @@ export class Network {
    */
   private readonly pairs = new Map<number, PairOrder>()
   private pairsSweepAt = MIN_PAIRS_SWEEP
+  /** The latest send time: sends come in time order (FIFO uplinks and the sweep rely on it). */
+  private lastSendMs = -Infinity
   private messages = 0
   private bytes = 0
   private wanBytes = 0
@@ -156,7 +158,9 @@ export class Network {
    * scheduled for when `to` has received and processed it. `lane` (a small integer, default
    * 0) names an ordered lane of the pair: messages of one lane are never reordered, those of
    * different lanes may be (like two streams of one connection). Throws a `RangeError` on a peer
-   * outside the topology, a non-finite `nowMs` or a size that is not a finite number >= 0.
+   * outside the topology, a non-finite `nowMs`, a `nowMs` before the previous send's (sends
+   * come in time order, as a discrete-event loop makes them) or a size that is not a finite
+   * number >= 0.
    */
   send(nowMs: number, from: number, to: number, sizeBytes: number, onArrive: () => void, lane = 0): void {
     const n = this.topology.peerCount
@@ -164,6 +168,8 @@ export class Network {
     if (!Number.isInteger(to) || to < 0 || to >= n) throw new RangeError(`send: to must be a peer in 0..${n - 1}, got ${to}`)
     if (!Number.isFinite(nowMs)) throw new RangeError(`send: nowMs must be finite, got ${nowMs}`)
     if (!Number.isFinite(sizeBytes) || sizeBytes < 0) throw new RangeError(`send: sizeBytes must be a finite number >= 0, got ${sizeBytes}`)
+    if (nowMs < this.lastSendMs) throw new RangeError(`send: nowMs must not decrease (the lanes' order depends on it), got ${nowMs} after ${this.lastSendMs}`)
+    this.lastSendMs = nowMs
     if (from === to) {
       this.schedule(nowMs + this.topology.perMessageCostMs, onArrive)
       return
