@@ -14,11 +14,19 @@ export interface TimerEntry { readonly at: number, readonly kind: TimerKind, rea
 export class TimerQueue {
   private heap: TimerEntry[] = []
   private seq = 0
+  /**
+   * The number of entries and the earliest deadline (valid while there is one), kept beside
+   * the heap: the driver asks after every input, and reading them here spares loading the
+   * heap array and its top entry.
+   */
+  private count = 0
+  private firstAt = 0
 
   add (at: number, kind: TimerKind, key = ''): void {
     const e: TimerEntry = { at, kind, key, seq: this.seq++ }
     const h = this.heap
     h.push(e)
+    this.count++
     let i = h.length - 1
     while (i > 0) {
       const p = (i - 1) >> 1
@@ -28,10 +36,11 @@ export class TimerQueue {
       i = p
     }
     h[i] = e
+    if (i === 0) this.firstAt = at
   }
 
   nextAt (): number | undefined {
-    return this.heap[0]?.at
+    return this.count === 0 ? undefined : this.firstAt
   }
 
   /** Removes and returns the earliest entry due at or before `now`. */
@@ -40,6 +49,7 @@ export class TimerQueue {
     const top = h[0]
     if (top === undefined || top.at > now) return undefined
     const last = h.pop() as TimerEntry
+    this.count--
     if (h.length > 0) {
       let i = 0
       for (;;) {
@@ -56,6 +66,7 @@ export class TimerQueue {
         i = m
       }
       h[i] = last
+      this.firstAt = (h[0] as TimerEntry).at
     }
     return top
   }

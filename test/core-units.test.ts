@@ -47,6 +47,22 @@ describe('TimerQueue', () => {
     expect(out).toEqual(kinds)
   })
 
+  it('property: nextAt is always the earliest deadline left, under adds and pops mixed', () => {
+    const step = fc.oneof(fc.integer({ min: 0, max: 50 }).map((at) => ({ add: at })), fc.integer({ min: 0, max: 50 }).map((now) => ({ pop: now })))
+    fc.assert(fc.property(fc.array(step, { maxLength: 200 }), (steps) => {
+      const q = new TimerQueue()
+      const left: number[] = []
+      for (const st of steps) {
+        if ('add' in st) { q.add(st.add, 'gc'); left.push(st.add) } else {
+          const e = q.popDue(st.pop)
+          if (e !== undefined) left.splice(left.indexOf(e.at), 1)
+        }
+        expect(q.nextAt()).toBe(left.length === 0 ? undefined : Math.min(...left))
+        expect(q.size).toBe(left.length)
+      }
+    }), { numRuns: 200 })
+  })
+
   it('property: pops every entry, ordered by (at, insertion)', () => {
     fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 200 }), (ats) => {
       const q = new TimerQueue()
