@@ -44,6 +44,14 @@ export class Streams {
     this.delivered = new DedupeCache(limits.dedupeCapacity)
   }
 
+  /**
+   * Numbers the streams sent from now on from `first` (overlay/stream-numbers.ts): the core
+   * calls it when it joins, before any stream, with its incarnation's first number.
+   */
+  numberFrom (first: number): void {
+    this.nextStream = first
+  }
+
   /** Number of collectives in flight here. */
   get activeCount (): number { return this.transfers.size }
 

@@ -13,8 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { Simulation } from '../experiments/sim/simulation.ts'
-import type { SimReport } from '../experiments/sim/report.ts'
-import { randomScenario, type SwarmOptions } from './swarm.ts'
+import { randomScenario, swarmProblems, type SwarmOptions } from './swarm.ts'
 
 /** About 25 s on a 2-core machine (70-90 ms per seed). */
 const DEFAULT_SEEDS = 300
@@ -33,22 +32,6 @@ const OUT = new URL('../out/', import.meta.url)
  * moment) passes since crash take-overs wait for agreement (overlay/pending-claims.ts).
  */
 const KNOWN_FAILURES: ReadonlyMap<number, string> = new Map<number, string>([])
-
-/** What the run got wrong, as readable lines (empty: nothing). */
-function swarmProblems (r: SimReport): string[] {
-  const t = r.totals
-  const out: string[] = r.violations.map((v) => `violation: ${v}`)
-  if (t.lostDeliveries !== 0) out.push(`${t.lostDeliveries} lost deliveries`)
-  if (t.duplicates !== 0) out.push(`${t.duplicates} duplicate deliveries`)
-  if (t.reductionsWrong !== 0) out.push(`${t.reductionsWrong} reductions wrong`)
-  if (t.reductionsIncomplete !== 0) out.push(`${t.reductionsIncomplete} reductions incomplete`)
-  for (const b of r.broadcasts) if (b.missing !== 0 || b.completeMs === null) out.push(`broadcast ${b.id} (${b.bytes} B from ${b.root} at ${b.startMs} ms) incomplete: ${b.delivered}/${r.vnodes} delivered`)
-  if (t.broadcastsComplete !== t.broadcasts) out.push(`${t.broadcasts - t.broadcastsComplete} of ${t.broadcasts} broadcasts incomplete`)
-  // Roots are never removed: each must see its broadcast acknowledged, and no leave may wait for its timeout.
-  for (const b of r.broadcasts) if (b.doneAtRootMs === null) out.push(`broadcast ${b.id} never acknowledged at its root`)
-  if (t.leavesTimedOut !== 0) out.push(`${t.leavesTimedOut} leaves waited for their timeout`)
-  return out
-}
 
 function checkSeed (seed: number, opts: SwarmOptions = {}, tag = ''): void {
   const scenario = randomScenario(seed, opts)

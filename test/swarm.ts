@@ -9,6 +9,7 @@ import type { CoreInit } from '../overlay/config.ts'
 import { Rng } from '../experiments/sim/rng.ts'
 import type { Action, Scenario } from '../experiments/sim/scenario.ts'
 import { peerName } from '../experiments/sim/simulation.ts'
+import type { SimReport } from '../experiments/sim/report.ts'
 
 /** Overrides of the random shape. */
 export interface SwarmOptions {
@@ -146,4 +147,20 @@ export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario
     schedule,
     ...(opts.core !== undefined || (opts.treeRootStride !== undefined && opts.treeRootStride > 1) ? { core: { ...(opts.treeRootStride !== undefined && opts.treeRootStride > 1 ? { treeRootStride: opts.treeRootStride } : {}), ...opts.core } } : {})
   }
+}
+
+/** What the run got wrong, as readable lines (empty: nothing). */
+export function swarmProblems (r: SimReport): string[] {
+  const t = r.totals
+  const out: string[] = r.violations.map((v) => `violation: ${v}`)
+  if (t.lostDeliveries !== 0) out.push(`${t.lostDeliveries} lost deliveries`)
+  if (t.duplicates !== 0) out.push(`${t.duplicates} duplicate deliveries`)
+  if (t.reductionsWrong !== 0) out.push(`${t.reductionsWrong} reductions wrong`)
+  if (t.reductionsIncomplete !== 0) out.push(`${t.reductionsIncomplete} reductions incomplete`)
+  for (const b of r.broadcasts) if (b.missing !== 0 || b.completeMs === null) out.push(`broadcast ${b.id} (${b.bytes} B from ${b.root} at ${b.startMs} ms) incomplete: ${b.delivered}/${r.vnodes} delivered`)
+  if (t.broadcastsComplete !== t.broadcasts) out.push(`${t.broadcasts - t.broadcastsComplete} of ${t.broadcasts} broadcasts incomplete`)
+  // Roots are never removed: each must see its broadcast acknowledged, and no leave may wait for its timeout.
+  for (const b of r.broadcasts) if (b.doneAtRootMs === null) out.push(`broadcast ${b.id} never acknowledged at its root`)
+  if (t.leavesTimedOut !== 0) out.push(`${t.leavesTimedOut} leaves waited for their timeout`)
+  return out
 }

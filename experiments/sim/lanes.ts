@@ -8,7 +8,6 @@
  */
 import type { Message } from '../../overlay/messages.ts'
 import { streamChunkCount } from '../../overlay/stripes.ts'
-import { streamKey } from './stream-traffic.ts'
 
 /** The control lane (one stream per neighbour on the node). */
 export const CONTROL_LANE = 0
@@ -18,24 +17,41 @@ export const BULK_LANE = 1
 const MAX_OPEN = 1 << 20
 
 export class StreamLanes {
-  /** streamKey(from, stream) → chunks still to come, for bulk streams (stream numbers are the sender's, whatever the receiver). */
-  private readonly open = new Map<number, number>()
+  /**
+   * Per sender (peer index), its open bulk streams by stream number → chunks still to come
+   * (stream numbers are the sender's, whatever the receiver; a rejoined peer's run past
+   * 2^32: overlay/stream-numbers.ts).
+   */
+  private readonly open: Array<Map<number, number> | undefined> = []
+  /** Open bulk streams over all senders. */
+  private count = 0
 
   laneOf (from: number, to: number, msg: Message): number {
     if (msg.t !== 'chunk') return CONTROL_LANE
-    const key = streamKey(from, msg.stream)
+    let mine = this.open[from]
     if (msg.open !== undefined) {
       if (msg.open.chunkCount <= 1) return CONTROL_LANE
-      if (this.open.size >= MAX_OPEN) this.open.delete(this.open.keys().next().value as number)
       // A stripe's stream carries only its stripe's chunks (overlay/stripes.ts).
       const rest = streamChunkCount(msg.open) - 1
-      if (rest > 0) this.open.set(key, rest)
+      if (rest > 0) {
+        if (mine === undefined) { mine = new Map(); this.open[from] = mine }
+        if (this.count >= MAX_OPEN && !mine.has(msg.stream)) this.forgetOne(mine)
+        if (!mine.has(msg.stream)) this.count++
+        mine.set(msg.stream, rest)
+      }
       return BULK_LANE
     }
-    const left = this.open.get(key)
-    if (left === undefined) return CONTROL_LANE
-    if (left <= 1) this.open.delete(key)
-    else this.open.set(key, left - 1)
+    const left = mine?.get(msg.stream)
+    if (mine === undefined || left === undefined) return CONTROL_LANE
+    if (left <= 1) { mine.delete(msg.stream); this.count-- } else mine.set(msg.stream, left - 1)
     return BULK_LANE
+  }
+
+  /** At the bound: forgets the oldest open stream of `mine` (the sender's map; never empty when several are open there, else of any sender). */
+  private forgetOne (mine: Map<number, number>): void {
+    const victim = mine.size > 0 ? mine : this.open.find((m) => m !== undefined && m.size > 0)
+    if (victim === undefined) return
+    victim.delete(victim.keys().next().value as number)
+    this.count--
   }
 }

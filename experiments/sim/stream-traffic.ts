@@ -10,11 +10,6 @@ import type { Message } from '../../overlay/messages.ts'
 import type { BcastTrack } from './report.ts'
 import { streamChunkCount } from '../../overlay/stripes.ts'
 
-/** A number naming (peer index, sender-local stream number): stream numbers stay far below 2^32. */
-export function streamKey (peer: number, stream: number): number {
-  return peer * 4294967296 + stream
-}
-
 /**
  * Streams remembered per sender at most; past it the sender's oldest is forgotten (and
  * counted in `forgottenOpen`). A stream is forgotten anyway once its acknowledgement and its

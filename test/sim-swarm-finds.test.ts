@@ -1,0 +1,73 @@
+/**
+ * Defects that swarm seeds past the default ones found (2026-11-28: seeds 5001-5300 of
+ * every family), kept as scenarios so that they stay fixed, and the unit tests of their
+ * fixes: stream numbers per incarnation (overlay/stream-numbers.ts).
+ */
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { parseScenario } from '../experiments/sim/scenario.ts'
+import { Simulation } from '../experiments/sim/simulation.ts'
+import { firstStreamOf, STREAM_BLOCK, STREAM_BLOCKS } from '../overlay/stream-numbers.ts'
+import { InvalidArgumentError } from '../overlay/errors.ts'
+import { TreecastCore } from '../overlay/core.ts'
+import { Loop } from './core-loop.ts'
+import { swarmProblems } from './swarm.ts'
+
+function run (name: string): ReturnType<Simulation['run']> {
+  const text = readFileSync(new URL(`../experiments/scenarios/${name}.json`, import.meta.url), 'utf8')
+  return new Simulation(parseScenario(JSON.parse(text))).run()
+}
+
+describe('swarm finds', () => {
+  it('swarm-roots-5162: a rejoined peer\'s new stream does not take the chunks of its earlier incarnation\'s', () => {
+    // p0017 (a tree root) left at 794 ms while relaying a 1.75 MB broadcast: its chunks still
+    // crossed a wide-area link to p0001 after it rejoined at 872 ms. p0001 had finished that
+    // transfer, so they waited as early chunks of stream 1 of p0017, and the rejoined
+    // p0017's first stream, numbered 1 again, took them: 14 chunks rejected, a payload
+    // overrun, and 8 virtual nodes never got the next broadcast.
+    const r = run('swarm-roots-5162')
+    expect(swarmProblems(r)).toEqual([])
+    expect(r.rejected['bad-chunk-index'] ?? 0).toBe(0)
+    expect(r.rejected['payload-overrun'] ?? 0).toBe(0)
+    expect(r.broadcasts.find((b) => b.id === 'p0016/0.1')?.missing).toBe(0)
+  })
+})
+
+describe('stream numbers per incarnation', () => {
+  it('incarnation 0 numbers from 1; each incarnation has its own block below 2^53', () => {
+    expect(firstStreamOf(0)).toBe(1)
+    expect(firstStreamOf(1)).toBe(STREAM_BLOCK + 1)
+    fc.assert(fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), (a, b) => {
+      const fa = firstStreamOf(a)
+      expect(Number.isSafeInteger(fa + STREAM_BLOCK - 1)).toBe(true)
+      expect((fa - 1) % STREAM_BLOCK).toBe(0)
+      // Two incarnations share a block only if they are equal modulo the number of blocks.
+      expect(fa === firstStreamOf(b)).toBe(a % STREAM_BLOCKS === b % STREAM_BLOCKS)
+    }))
+  })
+
+  it('a core joining as incarnation k sends streams numbered from firstStreamOf(k)', () => {
+    const loop = new Loop()
+    loop.bootstrap(8, ['p0', 'p1'])
+    loop.run(300)
+    loop.create('p2')
+    loop.input('p2', (c) => c.join(loop.now, 'p0', { incarnation: 3 }))
+    loop.runUntil(() => loop.core('p2').state === 'running', 5000, 'p2 joined')
+    loop.run(500)
+    loop.input('p2', (c) => c.broadcast(loop.now, new Uint8Array([1, 2, 3])))
+    loop.run(500)
+    const streams = loop.sent.filter((s) => s.from === 'p2' && s.message.t === 'chunk').map((s) => (s.message as { stream: number }).stream)
+    expect(streams.length).toBeGreaterThan(0)
+    for (const n of streams) expect(n).toBeGreaterThanOrEqual(firstStreamOf(3))
+    for (const n of streams) expect(n).toBeLessThan(firstStreamOf(4))
+    loop.ok()
+  })
+
+  it('join throws InvalidArgumentError for an incarnation that is no non-negative safe integer', () => {
+    for (const bad of [-1, 1.5, Number.NaN, 2 ** 53]) {
+      const core = new TreecastCore({ self: 'p9', random: () => 0.5 })
+      expect(() => core.join(0, 'p0', { incarnation: bad }), String(bad)).toThrow(InvalidArgumentError)
+    }
+  })
+})
