@@ -443,8 +443,11 @@ export class Streams {
       // here, unless nothing here needs them any more (no virtual node waits, no route that
       // takes them is open: the rest of a part a peer holding one stripe handed on, say,
       // whose new owner got the payload another way). A route of every chunk from another
-      // stream draws on them too: acknowledging early would end their custody.
-      if (inc.pending.isEmpty && inc.wait.isEmpty && inc.routes.every((r) => r.acked) && !this.stillPending(t, inc) && (hasChunks(t, inc.stripe) || !chunksNeeded(t, inc.stripe))) {
+      // stream draws on them too: acknowledging early would end their custody. A route back to
+      // the sender does not: it needs only chunks the sender has. (A leaver hands a part back
+      // to the peer that sent it; had the sender's route to it waited for chunks that never
+      // come, each would wait for the other until the leave timed out: swarm-striped-5274.)
+      if (inc.pending.isEmpty && inc.wait.isEmpty && inc.routes.every((r) => r.acked) && !this.stillPending(t, inc) && (hasChunks(t, inc.stripe) || !chunksNeeded(t, inc.stripe, inc.from))) {
         inc.acked = true
         if (inc.from === null) this.host.originDone(t)
         else if (t.reduce !== undefined && this.host.partialAway(t, inc.from)) {

@@ -94,12 +94,13 @@ export function hasChunks (t: Transfer, stripe: number | undefined): boolean {
 
 /**
  * Whether something here still needs chunks of `stripe` (undefined: of any): virtual nodes
- * waiting for the payload, or an open route that carries them.
+ * waiting for the payload, or an open route that carries them, other than a route to
+ * `except`.
  */
-export function chunksNeeded (t: Transfer, stripe: number | undefined): boolean {
+export function chunksNeeded (t: Transfer, stripe: number | undefined, except: PeerId | null = null): boolean {
   for (const i of t.incoming) {
     if (!i.pending.isEmpty) return true
-    for (const r of i.routes) if (!r.acked && (r.stripe === undefined || stripe === undefined || r.stripe === stripe)) return true
+    for (const r of i.routes) if (!r.acked && r.to !== except && (r.stripe === undefined || stripe === undefined || r.stripe === stripe)) return true
   }
   return false
 }

@@ -1,7 +1,8 @@
 /**
  * Defects that swarm seeds past the default ones found (2026-11-28: seeds 5001-5300 of
  * every family), kept as scenarios so that they stay fixed, and the unit tests of their
- * fixes: stream numbers per incarnation (overlay/stream-numbers.ts).
+ * fixes: stream numbers per incarnation (overlay/stream-numbers.ts) and the acknowledgement
+ * of a part a leaver hands back to its sender (overlay/streams.ts, `complete`).
  */
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
@@ -31,6 +32,17 @@ describe('swarm finds', () => {
     expect(r.rejected['bad-chunk-index'] ?? 0).toBe(0)
     expect(r.rejected['payload-overrun'] ?? 0).toBe(0)
     expect(r.broadcasts.find((b) => b.id === 'p0016/0.1')?.missing).toBe(0)
+  })
+
+  it('swarm-striped-5274: a leaver that hands a part back to the peer that sent it leaves without its timeout', () => {
+    // p0012 sent p0011 part of a striped broadcast it had 3 of 7 chunks of (the other
+    // stripes' relays had crashed). p0011 left and handed the part back to p0012. p0012 did
+    // not acknowledge it while its own route to p0011 waited for chunks; p0011 did not
+    // acknowledge p0012's stream while its route back was unacknowledged: both waited until
+    // p0011's leave timed out, 10 s later.
+    const r = run('swarm-striped-5274')
+    expect(r.totals.leavesTimedOut).toBe(0)
+    expect(swarmProblems(r)).toEqual([])
   })
 })
 
