@@ -33,7 +33,7 @@ import { Liveness } from './liveness.ts'
 import { PreJoinBuffer } from './pre-join-buffer.ts'
 import { Suspects } from './suspects.ts'
 import { TreeOutbox } from './tree-outbox.ts'
-import { firstStreamOf } from './stream-numbers.ts'
+import { firstNumberOf } from './incarnation-numbers.ts'
 import type { CoreParams, CoreState, CoreStats } from './core-params.ts'
 
 export { CLAIM_VERSION_STEP, JOINER_FORWARD_MS, MAX_ORPHAN_RECORDS, MAX_RECENT_JOINERS, ORPHAN_VERSION_STEP } from './ownership-engine.ts'
@@ -219,7 +219,8 @@ export class TreecastCore {
     if (opts.incarnation !== undefined && (!Number.isSafeInteger(opts.incarnation) || opts.incarnation < 0)) throw new InvalidArgumentError(`incarnation must be a non-negative safe integer, got ${opts.incarnation}`)
     this.now = now
     this.incarnation = opts.incarnation ?? 0
-    this.streams.numberFrom(firstStreamOf(this.incarnation))
+    this.streams.numberFrom(firstNumberOf(this.incarnation))
+    this.trees.numberFrom(firstNumberOf(this.incarnation))
     this.stateValue = 'joining'
     this.joinContact = contact
     this.send(contact, { t: 'join', incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}) })

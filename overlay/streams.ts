@@ -45,7 +45,7 @@ export class Streams {
   }
 
   /**
-   * Numbers the streams sent from now on from `first` (overlay/stream-numbers.ts): the core
+   * Numbers the streams sent from now on from `first` (overlay/incarnation-numbers.ts): the core
    * calls it when it joins, before any stream, with its incarnation's first number.
    */
   numberFrom (first: number): void {

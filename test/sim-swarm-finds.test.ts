@@ -1,7 +1,7 @@
 /**
  * Defects that swarm seeds past the default ones found (2026-11-28: seeds 5001-5300 of
  * every family), kept as scenarios so that they stay fixed, and the unit tests of their
- * fixes: stream numbers per incarnation (overlay/stream-numbers.ts) and the acknowledgement
+ * fixes: numbers per incarnation (overlay/incarnation-numbers.ts) and the acknowledgement
  * of a part a leaver hands back to its sender (overlay/streams.ts, `complete`).
  */
 import { readFileSync } from 'node:fs'
@@ -9,9 +9,10 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { parseScenario } from '../experiments/sim/scenario.ts'
 import { Simulation } from '../experiments/sim/simulation.ts'
-import { firstStreamOf, STREAM_BLOCK, STREAM_BLOCKS } from '../overlay/stream-numbers.ts'
+import { firstNumberOf, NUMBER_BLOCK, NUMBER_BLOCKS } from '../overlay/incarnation-numbers.ts'
 import { InvalidArgumentError } from '../overlay/errors.ts'
 import { TreecastCore } from '../overlay/core.ts'
+import type { Message } from '../overlay/messages.ts'
 import { Loop } from './core-loop.ts'
 import { swarmProblems } from './swarm.ts'
 
@@ -46,20 +47,20 @@ describe('swarm finds', () => {
   })
 })
 
-describe('stream numbers per incarnation', () => {
+describe('numbers per incarnation', () => {
   it('incarnation 0 numbers from 1; each incarnation has its own block below 2^53', () => {
-    expect(firstStreamOf(0)).toBe(1)
-    expect(firstStreamOf(1)).toBe(STREAM_BLOCK + 1)
+    expect(firstNumberOf(0)).toBe(1)
+    expect(firstNumberOf(1)).toBe(NUMBER_BLOCK + 1)
     fc.assert(fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), (a, b) => {
-      const fa = firstStreamOf(a)
-      expect(Number.isSafeInteger(fa + STREAM_BLOCK - 1)).toBe(true)
-      expect((fa - 1) % STREAM_BLOCK).toBe(0)
+      const fa = firstNumberOf(a)
+      expect(Number.isSafeInteger(fa + NUMBER_BLOCK - 1)).toBe(true)
+      expect((fa - 1) % NUMBER_BLOCK).toBe(0)
       // Two incarnations share a block only if they are equal modulo the number of blocks.
-      expect(fa === firstStreamOf(b)).toBe(a % STREAM_BLOCKS === b % STREAM_BLOCKS)
+      expect(fa === firstNumberOf(b)).toBe(a % NUMBER_BLOCKS === b % NUMBER_BLOCKS)
     }))
   })
 
-  it('a core joining as incarnation k sends streams numbered from firstStreamOf(k)', () => {
+  it('a core joining as incarnation k numbers its streams and its parent changes from firstNumberOf(k)', () => {
     const loop = new Loop()
     loop.bootstrap(8, ['p0', 'p1'])
     loop.run(300)
@@ -71,8 +72,11 @@ describe('stream numbers per incarnation', () => {
     loop.run(500)
     const streams = loop.sent.filter((s) => s.from === 'p2' && s.message.t === 'chunk').map((s) => (s.message as { stream: number }).stream)
     expect(streams.length).toBeGreaterThan(0)
-    for (const n of streams) expect(n).toBeGreaterThanOrEqual(firstStreamOf(3))
-    for (const n of streams) expect(n).toBeLessThan(firstStreamOf(4))
+    for (const n of streams) expect(n).toBeGreaterThanOrEqual(firstNumberOf(3))
+    for (const n of streams) expect(n).toBeLessThan(firstNumberOf(4))
+    const checks = loop.sent.filter((s) => s.from === 'p2' && s.message.t === 'tree').flatMap((s) => (s.message as Extract<Message, { t: 'tree' }>).ops).filter((op) => op.op === 'check' && op.origin === 'p2')
+    expect(checks.length).toBeGreaterThan(0)
+    for (const op of checks) expect(op.op === 'check' && op.id >= firstNumberOf(3) && op.id < firstNumberOf(4)).toBe(true)
     loop.ok()
   })
 

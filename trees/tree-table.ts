@@ -81,11 +81,11 @@ export class TreeTable {
   private readonly tombstones: Record<TreeKind, Map<PeerId, Tombstone>> = { lat: new Map(), bw: new Map() }
   readonly stats: TreeStats = { parentChanges: 0, checksRejected: 0, attachesAborted: 0 }
 
-  /**
-   * @param bwMaxChildren - a bandwidth-tree candidate with this many children already is
-   * not taken as a parent (0: no limit, as in 003)
-   */
+  /** @param bwMaxChildren - a bandwidth-tree candidate with this many children already is not taken as a parent (0: no limit, as in 003) */
   constructor (private readonly host: TreeHost, private readonly lockTimeoutMs: number, private readonly tieTolerance = 0, private readonly bwMaxChildren = 0) {}
+
+  /** Numbers parent changes (check ids) from `first` on: the core's incarnation's block (overlay/incarnation-numbers.ts), when it joins. */
+  numberFrom (first: number): void { this.nextId = first }
 
   /** The tree of `root` of this kind, if known. */
   get (kind: TreeKind, root: PeerId): TreeState | undefined {

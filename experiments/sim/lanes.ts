@@ -20,7 +20,7 @@ export class StreamLanes {
   /**
    * Per sender (peer index), its open bulk streams by stream number → chunks still to come
    * (stream numbers are the sender's, whatever the receiver; a rejoined peer's run past
-   * 2^32: overlay/stream-numbers.ts).
+   * 2^32: overlay/incarnation-numbers.ts).
    */
   private readonly open: Array<Map<number, number> | undefined> = []
   /** Open bulk streams over all senders. */
