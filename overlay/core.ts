@@ -155,6 +155,7 @@ export class TreecastCore {
       evicted: () => { this.stateValue = 'evicted'; this.out.push({ type: 'evicted' }) },
       reject: (r) => this.reject(r),
       claimTimeoutMs: () => this.config.failureDetectionTimeoutMs,
+      leaveTimeoutMs: () => this.config.leaveTimeoutMs,
       setClaimTimer: (at) => this.timers.add(at, 'claim')
     })
     this.asks = new StripeAsks({

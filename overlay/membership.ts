@@ -92,6 +92,13 @@ export class Membership {
     return this.aliveCache
   }
 
+  /** Members with status `status` heard from at `sinceMs` or later, in peer-id order (a scan: for rare events). */
+  heardSince (status: MemberStatus, sinceMs: number): PeerId[] {
+    const out: PeerId[] = []
+    for (const [peer, m] of this.members) if (m.status === status && m.heardAtMs >= sinceMs) out.push(peer)
+    return out.sort(comparePeerIds)
+  }
+
   /** Every fact, for a joiner's snapshot. */
   facts (): MemberFact[] {
     return [...this.members].map(([peer, m]) => ({ peer, incarnation: m.incarnation, status: m.status }))

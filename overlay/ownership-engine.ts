@@ -70,6 +70,8 @@ export interface OwnershipHost {
   reject (reason: string): void
   /** How long a take-over claim waits for answers at most (overlay/pending-claims.ts). */
   claimTimeoutMs (): number
+  /** How long a leaving peer drains at most (`leaveTimeoutMs`). */
+  leaveTimeoutMs (): number
   /** Calls `onClaimTimer` at `at`. */
   setClaimTimer (at: number): void
 }
@@ -398,6 +400,10 @@ export class OwnershipEngine {
     if (change === undefined) return
     const facts: FactsMessage = { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false }
     this.host.fanout(facts)
+    // Leavers still draining may wait for the dead peer too (a hand-off, a stream), and the
+    // fan-out reaches alive members only: a leaver heard from within a leave timeout is told
+    // (its own announcement counts), else it waited for its timeout (swarm-striped-6339).
+    for (const p of this.host.members.heardSince('left', now - this.host.leaveTimeoutMs())) if (p !== this.host.self && p !== peer && !this.departed.has(p)) this.host.send(p, facts)
     // If the suspect is alive after all, it learns it was declared dead and stops (evicted).
     this.host.send(peer, facts)
     this.memberChanged(now, change)

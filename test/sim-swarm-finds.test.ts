@@ -1,8 +1,10 @@
 /**
  * Defects that swarm seeds past the default ones found (2026-11-28: seeds 5001-5300 of
- * every family), kept as scenarios so that they stay fixed, and the unit tests of their
- * fixes: numbers per incarnation (overlay/incarnation-numbers.ts) and the acknowledgement
- * of a part a leaver hands back to its sender (overlay/streams.ts, `complete`).
+ * every family, and 6339 of 6001-8000), kept as scenarios so that they stay fixed, and
+ * the unit tests of their fixes: numbers per incarnation (overlay/incarnation-numbers.ts),
+ * the acknowledgement of a part a leaver hands back to its sender (overlay/streams.ts,
+ * `complete`), and a death told to leavers still draining (overlay/ownership-engine.ts,
+ * `declareDead`).
  */
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
@@ -12,6 +14,7 @@ import { Simulation } from '../experiments/sim/simulation.ts'
 import { firstNumberOf, NUMBER_BLOCK, NUMBER_BLOCKS } from '../overlay/incarnation-numbers.ts'
 import { InvalidArgumentError } from '../overlay/errors.ts'
 import { TreecastCore } from '../overlay/core.ts'
+import { Membership } from '../overlay/membership.ts'
 import type { Message } from '../overlay/messages.ts'
 import { Loop } from './core-loop.ts'
 import { swarmProblems } from './swarm.ts'
@@ -44,6 +47,31 @@ describe('swarm finds', () => {
     const r = run('swarm-striped-5274')
     expect(r.totals.leavesTimedOut).toBe(0)
     expect(swarmProblems(r)).toEqual([])
+  })
+})
+
+describe('a death reaches leavers still draining', () => {
+  it('swarm-striped-6339: a leaver that handed its ranges to a peer that had crashed unnoticed learns of the death from its detector', () => {
+    // p0000 crashed at 696 ms; p0009 and p0010 joined at 727 ms with a snapshot that still
+    // listed it, and left at 748 ms, p0010 handing its ranges (and p0009's) to p0000.
+    // Others declared p0000 dead at 996 ms, but told alive members only, and p0010 had
+    // never heard from p0000, so its own detector would have taken longer than its leave
+    // timeout: both leaves timed out, 10 s later.
+    const r = run('swarm-striped-6339')
+    expect(r.totals.leavesTimedOut).toBe(0)
+    expect(swarmProblems(r)).toEqual([])
+  })
+
+  it('Membership.heardSince lists the members of one status heard from since a time, in peer-id order', () => {
+    const m = new Membership()
+    for (const [peer, status] of [['p3', 'left'], ['p1', 'left'], ['p2', 'alive'], ['p4', 'left']] as const) m.apply({ peer, incarnation: 0, status })
+    m.setHeardAt('p3', 100)
+    m.setHeardAt('p1', 50)
+    m.setHeardAt('p2', 100)
+    expect(m.heardSince('left', 50)).toEqual(['p1', 'p3'])
+    expect(m.heardSince('left', 51)).toEqual(['p3'])
+    expect(m.heardSince('alive', 0)).toEqual(['p2'])
+    expect(m.heardSince('left', -Infinity)).toEqual(['p1', 'p3', 'p4'])
   })
 })
 
