@@ -62,6 +62,8 @@ export class TreecastCore {
   private vnodes = 0
   private seq = 0
   private incarnation = 0
+  /** Until then a leaf's parent changes use full checks: this incarnation restarted before the last one's crash was noticed (onWelcome). */
+  private fullChecksUntilMs = -Infinity
   /** The peer this core asked to join through. */
   private joinContact: PeerId | undefined
   private stateValue: CoreState = 'idle'
@@ -90,7 +92,8 @@ export class TreecastCore {
       latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) },
       treeNews: () => { this.probing.news(this.now) },
       farRttMs: () => this.probing.linkFarRttMs(),
-      isTreeRoot: (p) => isTreeRoot(p, this.config.treeRootStride)
+      isTreeRoot: (p) => isTreeRoot(p, this.config.treeRootStride),
+      mayShortCheck: (now) => now >= this.fullChecksUntilMs
     }, this.config.lockTimeoutMs, this.config.tieTolerance, this.config.bwMaxChildren)
     this.treeOutbox = new TreeOutbox({
       self: this.self,
@@ -432,6 +435,8 @@ export class TreecastCore {
     this.vnodes = msg.vnodeCount
     this.view = OwnershipMap.fromRecords(msg.vnodeCount, msg.records)
     for (const f of msg.members) this.members.apply(f)
+    // The contact saw an earlier incarnation alive until now (ownership-engine onJoin): tree children may still point here (swarm-striped-8673).
+    if (msg.members.some((f) => f.peer === this.self && f.status === 'dead' && f.incarnation < this.incarnation)) this.fullChecksUntilMs = now + this.config.failureDetectionTimeoutMs
     this.members.apply({ peer: this.self, incarnation: this.incarnation, status: 'alive' })
     this.stateValue = 'running'
     for (const p of this.members.alive()) this.trees.ensureRoot(p)

@@ -123,6 +123,8 @@ export class OwnershipEngine {
     const { members } = this.host
     if (!this.host.isRunning()) { this.host.reject('join-while-not-running'); return }
     const fact: MemberFact = { peer: joiner, incarnation, status: 'alive' }
+    // A restart before the crash was noticed: the welcome says so (the earlier incarnation dead, ahead of the rest), as its tree children may still point to it (core.onWelcome).
+    const restarted: MemberFact[] = members.isAlive(joiner) && members.incarnationOf(joiner) < incarnation ? [{ peer: joiner, incarnation: members.incarnationOf(joiner), status: 'dead' }] : []
     const change = members.apply(fact)
     if (change === undefined && !members.isAlive(joiner)) { this.host.reject('stale-join'); return }
     this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false }, joiner)
@@ -134,7 +136,7 @@ export class OwnershipEngine {
     // Before the snapshot: a restarted peer's old ranges must show as taken over in it.
     if (change !== undefined) this.memberChanged(now, change)
     const vnodes = this.host.vnodeCount()
-    this.host.send(joiner, { t: 'facts', vnodeCount: vnodes, members: members.facts(), records: this.host.view.records(), welcome: true })
+    this.host.send(joiner, { t: 'facts', vnodeCount: vnodes, members: [...restarted, ...members.facts()], records: this.host.view.records(), welcome: true })
     if (want !== undefined && !want.isEmpty) {
       for (const [owner, part] of this.host.view.partition(want.intersection(IntervalSet.range(0, vnodes)))) {
         if (owner === this.host.self) this.handoffTo(joiner, this.claims.deferGive(joiner, part))

@@ -1,10 +1,11 @@
 /**
  * Defects that swarm seeds past the default ones found (2026-11-28: seeds 5001-5300 of
- * every family, and 6339 of 6001-8000), kept as scenarios so that they stay fixed, and
- * the unit tests of their fixes: numbers per incarnation (overlay/incarnation-numbers.ts),
+ * every family, 6339 and 8673 of 6001-10000), kept as scenarios so that they stay fixed,
+ * and the unit tests of their fixes: numbers per incarnation (overlay/incarnation-numbers.ts),
  * the acknowledgement of a part a leaver hands back to its sender (overlay/streams.ts,
- * `complete`), and a death told to leavers still draining (overlay/ownership-engine.ts,
- * `declareDead`).
+ * `complete`), a death told to leavers still draining (overlay/ownership-engine.ts,
+ * `declareDead`), and full checks after a restart nobody noticed (core.onWelcome; the
+ * tree-level cases are in test/tree-changes).
  */
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
@@ -72,6 +73,44 @@ describe('a death reaches leavers still draining', () => {
     expect(m.heardSince('left', 51)).toEqual(['p3'])
     expect(m.heardSince('alive', 0)).toEqual(['p2'])
     expect(m.heardSince('left', -Infinity)).toEqual(['p1', 'p3', 'p4'])
+  })
+})
+
+describe('a restart before the crash is noticed', () => {
+  it('swarm-striped-8673: the restarted peer does not move under its old subtree, whose root still points to it', () => {
+    // p0014 crashed at 871 ms and rejoined at 883 ms, before anyone noticed. Its old child
+    // p0015 still had it as its parent; the new p0014, a leaf with no children it knew of,
+    // sent short checks, and took p0015 (and in other trees p0017, below p0015) as its
+    // parent: 16 cycles. The contact's welcome now says the earlier incarnation was alive
+    // until the join, and such a peer checks whole paths for a failure-detection timeout.
+    const r = run('swarm-striped-8673')
+    expect(r.violations).toEqual([])
+    expect(swarmProblems(r)).toEqual([])
+  })
+
+  it('the welcome names the earlier incarnation dead, ahead of the rest, only when the contact still counted it alive', () => {
+    // No crash is noticed within the test.
+    const loop = new Loop({ detectMs: 60_000 })
+    loop.bootstrap(8, ['p0', 'p1', 'p2'])
+    loop.run(300)
+    const welcomes = (): Array<Extract<Message, { t: 'facts' }>> => loop.sent.filter((s) => s.to === 'p2' && s.message.t === 'facts' && s.message.welcome).map((s) => s.message as Extract<Message, { t: 'facts' }>)
+    // p2 crashes and comes back before anyone notices.
+    loop.crash('p2')
+    loop.run(50)
+    loop.down.delete('p2')
+    loop.create('p2')
+    loop.input('p2', (c) => c.join(loop.now, 'p0', { incarnation: 1 }))
+    loop.runUntil(() => loop.core('p2').state === 'running', 5000, 'p2 rejoined')
+    expect(welcomes().at(-1)?.members[0]).toEqual({ peer: 'p2', incarnation: 0, status: 'dead' })
+    expect(welcomes().at(-1)?.members.filter((f) => f.peer === 'p2').at(-1)).toEqual({ peer: 'p2', incarnation: 1, status: 'alive' })
+    // A peer joining for the first time: nothing of the kind.
+    loop.create('p3')
+    loop.input('p3', (c) => c.join(loop.now, 'p0'))
+    loop.runUntil(() => loop.core('p3').state === 'running', 5000, 'p3 joined')
+    const toP3 = loop.sent.filter((s) => s.to === 'p3' && s.message.t === 'facts' && s.message.welcome).map((s) => s.message as Extract<Message, { t: 'facts' }>)
+    expect(toP3.length).toBe(1)
+    expect(toP3[0]?.members.filter((f) => f.status === 'dead')).toEqual([])
+    loop.ok()
   })
 })
 

@@ -330,6 +330,27 @@ describe('TreeTable: reach, metrics, departures', () => {
     }
   })
 
+  it.each([false, true])('a peer that restarts before its crash is noticed, whose old children still point to it (full checks: %s; swarm-striped-8673)', (full) => {
+    // r <- p <- c <- g, then p restarts: c still has p as its parent.
+    const net = new TreeNet(['r', 'p', 'c', 'g'])
+    net.build('r', [['p', 'r'], ['c', 'p'], ['g', 'c']], 10)
+    const p = net.restart('p', full)
+    net.ensureRoot('r')
+    // A short check to its old child is refused there: the origin is its parent.
+    expect(p.judge(0, 'c', 1, 1e12, [attractive('r')])).toBe(2)
+    net.drain()
+    for (const kind of TREE_KINDS) expect(net.parentOf('p', kind, 'r')).toBeNull()
+    // To its old grandchild: a short check would be taken (g cannot see that p is its
+    // ancestor) and close p -> g -> c -> p; the full check the core sends after such a
+    // restart walks g -> c -> p and is refused.
+    expect(p.judge(0, 'g', 1, 1e12, [attractive('r')])).toBe(2)
+    net.drain()
+    for (const kind of TREE_KINDS) {
+      if (full) expect(net.cycle(kind, 'r')).toBeUndefined()
+      else expect(net.cycle(kind, 'r')).toBeDefined()
+    }
+  })
+
   it('a leaving peer detaches from every parent at once and makes no more parent changes (swarm seed 90)', () => {
     // Peers drop a leaver as a child as soon as they learn it left; had it kept pointing at
     // its parent, that parent would look like a leaf and could short-check into the

@@ -29,6 +29,10 @@ export class TreeNet {
 
   /** What counts as a far link (trees/tree-entries.ts); Infinity: none. */
   farRttMs = Infinity
+  /** Peers whose host says no short checks (TreeHost.mayShortCheck). */
+  readonly fullChecks = new Set<PeerId>()
+  private readonly hosts = new Map<PeerId, TreeHost>()
+  private readonly bwMaxChildren: number
 
   constructor (peers: readonly PeerId[], readonly lockTimeoutMs = 1000, opts: { bwMaxChildren?: number } = {}) {
     peers.forEach((p, i) => {
@@ -48,10 +52,22 @@ export class TreeNet {
         },
         parentChanged: (kind, root, parent) => { this.changes.push({ peer: p, kind, root, parent }) },
         latParentDist: (_now, root, rttMs, distMs) => { this.parentDists.push({ peer: p, root, rttMs, distMs, detourNow: isDetour(this.t(p), root, 5) }) },
-        farRttMs: () => this.farRttMs
+        farRttMs: () => this.farRttMs,
+        mayShortCheck: () => !this.fullChecks.has(p)
       }
+      this.hosts.set(p, host)
       this.tables.set(p, new TreeTable(host, lockTimeoutMs, 0, opts.bwMaxChildren ?? 0))
     })
+    this.bwMaxChildren = opts.bwMaxChildren ?? 0
+  }
+
+  /** `p` crashes and restarts unnoticed: a fresh table (its peers still hold what they held), which sends full checks only with `fullChecks`. */
+  restart (p: PeerId, fullChecks: boolean): TreeTable {
+    const t = new TreeTable(this.hosts.get(p) as TreeHost, this.lockTimeoutMs, 0, this.bwMaxChildren)
+    this.tables.set(p, t)
+    if (fullChecks) this.fullChecks.add(p)
+    for (const l of this.links.values()) l.length = 0
+    return t
   }
 
   t (p: PeerId): TreeTable {

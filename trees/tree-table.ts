@@ -46,11 +46,10 @@ export interface TreeHost {
   isAlive (peer: PeerId): boolean
   sendOp (to: PeerId, op: TreeOp): void
   parentChanged (kind: TreeKind, root: PeerId, parent: PeerId | null): void
-  /**
-   * This peer took a new parent in its latency tree of `root`, or its parent reported a
-   * larger distance than before: the parent's RTT and distance (see Probing.detourSeen).
-   */
+  /** This peer took a new parent in its latency tree of `root`, or its parent reported a larger distance than before: the parent's RTT and distance (see Probing.detourSeen). */
   latParentDist? (now: number, root: PeerId, parentRttMs: number, parentDistMs: number): void
+  /** False while peers may still name this one their parent unknown to it (a restart before its crash was noticed): a leaf's checks are then full ones. Absent: true. */
+  mayShortCheck? (now: number): boolean
   /** Some tree got much better (trees/tree-news.ts): called from `flush`, at most once per call. */
   treeNews? (): void
   /** The RTT from which a link counts as far (a cluster crossing; trees/tree-entries.ts); Infinity or absent: none is. */
@@ -391,7 +390,7 @@ export class TreeTable {
   private startAttach (now: number, st: TreeState, cand: PeerId, rttMs: number, bw: number, metric: number, linkEst: number): void {
     const id = this.nextId++
     // judge() only starts a change when this tree has no locks, so this is the whole test.
-    const short = isLeaf(st)
+    const short = isLeaf(st) && (this.host.mayShortCheck?.(now) ?? true)
     st.pending = { id, candidate: cand, rttMs, bw, metric, linkEst, sentAt: now, short }
     const check = { op: 'check', kind: st.kind, root: st.root, id, origin: this.host.self, dist: 0, path: [] } as const
     this.host.sendOp(cand, short ? { ...check, short: true } : check)
@@ -412,7 +411,8 @@ export class TreeTable {
       this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: true, dist: op.dist, path: op.path })
       return
     }
-    if (st === undefined || st.parent === null || op.path.length >= 1024 || (op.short === true && !candidate)) { reject(); return }
+    // A short check from this peer's own parent: it has descendants it does not know of (a restart, say).
+    if (st === undefined || st.parent === null || op.path.length >= 1024 || (op.short === true && (!candidate || st.parent === op.origin))) { reject(); return }
     this.expire(st, now)
     if (st.locks.size >= MAX_LOCKS_PER_TREE || (candidate && st.unanswered.size >= MAX_LOCKS_PER_TREE)) { reject(); return }
     const path = [...op.path, self]
