@@ -8,6 +8,7 @@
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { OwnershipMap, OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
 
 /** Guesses remembered; the oldest is forgotten past it. */
 export const MAX_GUESSES = 256
@@ -41,6 +42,13 @@ export class Guesses {
       g.ranges = g.ranges.difference(set)
       if (g.ranges.isEmpty) this.list.splice(i, 1)
     }
+  }
+
+  /** Guessed virtual nodes that `view` names as `peer`'s. */
+  of (view: OwnershipMap, peer: PeerId): IntervalSet {
+    let out = IntervalSet.EMPTY
+    for (const g of this.list) out = out.union(g.ranges)
+    return out.isEmpty ? out : out.intersection(view.rangesOf(peer))
   }
 
   /** Guessed virtual nodes whose guess replaced a record older than `version`. */

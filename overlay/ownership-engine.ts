@@ -129,10 +129,7 @@ export class OwnershipEngine {
     if (change === undefined && !members.isAlive(joiner)) { this.host.reject('stale-join'); return }
     this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false }, joiner)
     this.recentJoiners.set(joiner, now + JOINER_FORWARD_MS)
-    if (this.recentJoiners.size > MAX_RECENT_JOINERS) {
-      const oldest = this.recentJoiners.keys().next().value
-      if (oldest !== undefined) this.recentJoiners.delete(oldest)
-    }
+    if (this.recentJoiners.size > MAX_RECENT_JOINERS) this.recentJoiners.delete(this.recentJoiners.keys().next().value as PeerId)
     // Before the snapshot: a restarted peer's old ranges must show as taken over in it.
     if (change !== undefined) this.memberChanged(now, change)
     const vnodes = this.host.vnodeCount()
@@ -363,6 +360,9 @@ export class OwnershipEngine {
    * alive now; claims by the actual owners (hand-offs, crash take-overs) beat it.
    */
   private rehomeOrphansOf (now: number, peer: PeerId): void {
+    // Successors guessed for it: a leaver claims nothing (its claims came before its leave, FIFO), so it would never own them (swarm-striped-9063).
+    const guessed = this.guesses.of(this.host.view, peer)
+    if (!guessed.isEmpty) this.takeOver(now, peer, ORPHAN_VERSION_STEP, this.host.members.incarnationOf(peer), guessed)
     const list = this.orphansTo.get(peer)
     if (list === undefined) return
     this.orphansTo.delete(peer)

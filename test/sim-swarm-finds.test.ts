@@ -1,11 +1,12 @@
 /**
  * Defects that swarm seeds past the default ones found (2026-11-28: seeds 5001-5300 of
- * every family, 6339 and 8673 of 6001-10000), kept as scenarios so that they stay fixed,
+ * every family, 6339, 8673 and 9063 of 6001-10000), kept as scenarios so that they stay fixed,
  * and the unit tests of their fixes: numbers per incarnation (overlay/incarnation-numbers.ts),
  * the acknowledgement of a part a leaver hands back to its sender (overlay/streams.ts,
  * `complete`), a death told to leavers still draining (overlay/ownership-engine.ts,
- * `declareDead`), and full checks after a restart nobody noticed (core.onWelcome; the
- * tree-level cases are in test/tree-changes).
+ * `declareDead`), successors guessed for a leaver re-homed (`rehomeOrphansOf`), and full
+ * checks after a restart nobody noticed (core.onWelcome; the tree-level cases are in
+ * test/tree-changes).
  */
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
@@ -16,6 +17,9 @@ import { firstNumberOf, NUMBER_BLOCK, NUMBER_BLOCKS } from '../overlay/incarnati
 import { InvalidArgumentError } from '../overlay/errors.ts'
 import { TreecastCore } from '../overlay/core.ts'
 import { Membership } from '../overlay/membership.ts'
+import { Guesses } from '../overlay/guesses.ts'
+import { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { Message } from '../overlay/messages.ts'
 import { Loop } from './core-loop.ts'
 import { swarmProblems } from './swarm.ts'
@@ -73,6 +77,30 @@ describe('a death reaches leavers still draining', () => {
     expect(m.heardSince('left', 51)).toEqual(['p3'])
     expect(m.heardSince('alive', 0)).toEqual(['p2'])
     expect(m.heardSince('left', -Infinity)).toEqual(['p1', 'p3', 'p4'])
+  })
+})
+
+describe('a death noticed as a peer starts to leave', () => {
+  it('swarm-striped-9063: a successor guessed for a peer that turns out to be leaving is re-homed when its leave is known', () => {
+    // p0001's crash was noticed at 1,760 ms by p0003 and p0004 at the very moment p0003
+    // began to leave. p0004 guessed p0003 as p0001's successor; p0003, leaving, guessed
+    // p0004. Neither claimed, so nobody owned p0001's virtual nodes: a broadcast's part for
+    // them went back and forth between the two, and p0003's leave waited for its timeout.
+    const r = run('swarm-striped-9063')
+    expect(r.totals.leavesTimedOut).toBe(0)
+    expect(swarmProblems(r)).toEqual([])
+  })
+
+  it('Guesses.of: the guessed virtual nodes a view names as one peer\'s', () => {
+    const view = new OwnershipMap(30)
+    view.apply({ ranges: IntervalSet.range(0, 10), owner: 'a', version: 1 })
+    view.apply({ ranges: IntervalSet.range(10, 30), owner: 'b', version: 1 })
+    const g = new Guesses()
+    expect(g.of(view, 'a').isEmpty).toBe(true)
+    g.add(IntervalSet.range(5, 15), 1)
+    expect(g.of(view, 'a').equals(IntervalSet.range(5, 10))).toBe(true)
+    expect(g.of(view, 'b').equals(IntervalSet.range(10, 15))).toBe(true)
+    expect(g.of(view, 'c').isEmpty).toBe(true)
   })
 })
 
