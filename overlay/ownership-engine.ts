@@ -17,6 +17,8 @@ import type { Output, OwnershipReason } from './outputs.ts'
 import type { Streams } from './streams.ts'
 import { PendingClaims, type PendingClaim } from './pending-claims.ts'
 import { Guesses } from './guesses.ts'
+import { Orphans } from './orphans.ts'
+export { MAX_ORPHAN_RECORDS } from './orphans.ts'
 
 /** How long a contact passes newly learnt facts on to a peer that joined through it. */
 export const JOINER_FORWARD_MS = 30_000
@@ -33,9 +35,6 @@ export const ORPHAN_VERSION_STEP = 1
 
 /** Joiners a contact passes new facts on to at most (the most recent ones). */
 export const MAX_RECENT_JOINERS = 256
-
-/** Orphan records remembered per assignee (rememberOrphan); older ones are forgotten. */
-export const MAX_ORPHAN_RECORDS = 64
 
 /** What the ownership engine needs from the peer around it. */
 export interface OwnershipHost {
@@ -86,8 +85,8 @@ export class OwnershipEngine {
   private readonly recentJoiners = new Map<PeerId, number>()
   /** When each dead peer that spoke was last told it is dead (bounded like recentJoiners). */
   private readonly deadNotices = new Map<PeerId, number>()
-  /** Orphan records this view assigned to other peers, by assignee (see rememberOrphan). */
-  private readonly orphansTo = new Map<PeerId, OwnershipRecord[]>()
+  /** Orphan records this view assigned to other peers, by assignee (overlay/orphans.ts). */
+  private readonly orphans = new Orphans()
   /** Peers that left gracefully and whose connection has closed since (they forward nothing any more). */
   private readonly departed = new Set<PeerId>()
   /** Successors this view guessed for others and told nobody (overlay/guesses.ts). */
@@ -265,7 +264,12 @@ export class OwnershipEngine {
       this.takeOver(now, rec.owner, ORPHAN_VERSION_STEP, members.incarnationOf(rec.owner))
       return true
     }
-    if (rec.owner === self) return true
+    if (rec.owner === self) {
+      // Another view made this peer a successor (takeOver): claimed here unless owned or claimed already.
+      const part = won.difference(this.ownedValue).difference(this.claims.ranges())
+      if (!part.isEmpty && this.host.isRunning()) this.claim(now, { ...rec, ranges: part, ownerIncarnation: this.host.incarnation() })
+      return true
+    }
     const lost = won.intersection(this.ownedValue)
     if (lost.isEmpty) return true
     // A newer (or tie-winning) claim took ranges this peer holds: pass their state on.
@@ -289,7 +293,7 @@ export class OwnershipEngine {
       // them): it is asked too, and waited for.
       for (const rec of this.claims.awaitAlso(c.peer)) this.host.send(c.peer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [rec], welcome: false, claim: true })
       this.departed.delete(c.peer)
-      this.orphansTo.delete(c.peer)
+      this.orphans.forget(c.peer)
       this.host.trees.ensureRoot(c.peer)
       if (this.host.isRunning()) this.host.triggerProbing(now)
       return
@@ -298,7 +302,7 @@ export class OwnershipEngine {
     this.host.memberGone(now, c.peer)
     this.settle(this.claims.gone(c.peer))
     if (c.after === 'left') this.rehomeOrphansOf(now, c.peer)
-    else this.orphansTo.delete(c.peer)
+    else this.orphans.forget(c.peer)
     // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed
     // by the successor rule (applyRecord), so a leaver need not wait for it.
     if (this.handoffsUnacked.delete(c.peer)) this.host.checkLeft()
@@ -327,27 +331,21 @@ export class OwnershipEngine {
     const won = view.apply(record)
     if (succ === self) this.guesses.forget(won)
     else this.guesses.add(won, record.version - step)
-    if (succ !== self && step === ORPHAN_VERSION_STEP) this.rememberOrphan(succ, record)
-    if (succ === self) {
-      // Every survivor computes the same record, unless views differ (concurrent restarts,
-      // a stale snapshot): the claim is stated to all and owned once they answered.
-      this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [record], welcome: false, claim: true })
-      this.host.setClaimTimer(now + this.host.claimTimeoutMs())
-      this.settle(this.claims.add(now, record, members.alive().filter((p) => p !== self)))
-    }
+    if (succ !== self && step === ORPHAN_VERSION_STEP) this.orphans.remember(succ, record)
+    if (succ === self) this.claim(now, record)
+    // A crash take-over's successor is told what this view made it: had its own view named
+    // another (views that differ on who is alive, snapshots that carried such guesses),
+    // nobody would claim (swarm-striped-10380). It claims where the record wins there.
+    else if (step === CLAIM_VERSION_STEP && !won.isEmpty) this.host.send(succ, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [{ ...record, ranges: won }], welcome: false })
   }
 
-  /**
-   * An orphan re-homed (successor rule) to another peer: nobody tells that peer, which
-   * claims nothing. Views that disagree on who is alive pick different successors, and
-   * the one this view picked may be leaving already (its departure was not known here
-   * yet). Remembered so that when it turns out to be gone the orphan is re-homed again.
-   */
-  private rememberOrphan (succ: PeerId, record: OwnershipRecord): void {
-    let list = this.orphansTo.get(succ)
-    if (list === undefined) { list = []; this.orphansTo.set(succ, list) }
-    list.push(record)
-    if (list.length > MAX_ORPHAN_RECORDS) list.shift()
+  /** Claims `record` (this peer its owner): stated to all, owned once they answered (or the claim timer). */
+  private claim (now: number, record: OwnershipRecord): void {
+    // Every survivor computes the same record, unless views differ (concurrent restarts,
+    // a stale snapshot): the claim is stated to all and owned once they answered.
+    this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [record], welcome: false, claim: true })
+    this.host.setClaimTimer(now + this.host.claimTimeoutMs())
+    this.settle(this.claims.add(now, record, this.host.members.alive().filter((p) => p !== this.host.self)))
   }
 
   /**
@@ -363,10 +361,7 @@ export class OwnershipEngine {
     // Successors guessed for it: a leaver claims nothing (its claims came before its leave, FIFO), so it would never own them (swarm-striped-9063).
     const guessed = this.guesses.of(this.host.view, peer)
     if (!guessed.isEmpty) this.takeOver(now, peer, ORPHAN_VERSION_STEP, this.host.members.incarnationOf(peer), guessed)
-    const list = this.orphansTo.get(peer)
-    if (list === undefined) return
-    this.orphansTo.delete(peer)
-    for (const rec of list) {
+    for (const rec of this.orphans.take(peer)) {
       const still = this.host.view.partition(rec.ranges).get(peer)
       if (still === undefined || still.isEmpty || this.host.view.maxVersionIn(still) !== rec.version) continue
       this.takeOver(now, peer, ORPHAN_VERSION_STEP, this.host.members.incarnationOf(peer), still)

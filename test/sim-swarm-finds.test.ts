@@ -1,10 +1,11 @@
 /**
  * Defects that swarm seeds past the default ones found (2026-11-28: seeds 5001-5300 of
- * every family, 6339, 8673 and 9063 of 6001-10000), kept as scenarios so that they stay fixed,
+ * every family, 6339, 8673 and 9063 of 6001-10000, 10380 of 10001-11000), kept as scenarios so that they stay fixed,
  * and the unit tests of their fixes: numbers per incarnation (overlay/incarnation-numbers.ts),
  * the acknowledgement of a part a leaver hands back to its sender (overlay/streams.ts,
  * `complete`), a death told to leavers still draining (overlay/ownership-engine.ts,
- * `declareDead`), successors guessed for a leaver re-homed (`rehomeOrphansOf`), and full
+ * `declareDead`), successors guessed for a leaver re-homed (`rehomeOrphansOf`), a
+ * take-over's successor told what another view made it (`takeOver`, `applyRecord`), and full
  * checks after a restart nobody noticed (core.onWelcome; the tree-level cases are in
  * test/tree-changes).
  */
@@ -142,17 +143,18 @@ describe('a restart before the crash is noticed', () => {
   })
 })
 
-describe('open: take-over guesses that disagree', () => {
-  // Found 2026-11-28 and not fixed (README, Known limits). p0001 crashed at 1,691 ms and
-  // restarted at 1,917 ms, about when its crash was noticed; p0002 had restarted as well.
-  // Views that did not yet know p0002's new incarnation guessed p0003 as p0001's successor
-  // (version 2000), views that did guessed p0002, at the same version. Snapshots and sync
-  // replies carry the view's records, guesses included, so p0002 took p0003's guess from the
-  // restarted p0001 and p0003 kept its own guess of p0002: neither claimed, and p0001's 38
-  // virtual nodes stayed without an owner to the end (152 lost deliveries). `it.fails`: when
-  // a fix makes it pass, vitest says so, and this becomes a plain test.
-  it.fails('swarm-striped-10380: a crashed peer\'s ranges get an owner when two restarts make the guessed successors differ', () => {
-    expect(swarmProblems(run('swarm-striped-10380'))).toEqual([])
+describe('take-over guesses that disagree', () => {
+  it('swarm-striped-10380: a crashed peer\'s ranges get an owner when two restarts make the guessed successors differ', () => {
+    // p0001 crashed at 1,691 ms and restarted at 1,917 ms, about when its crash was noticed;
+    // p0002 had restarted as well. Views that did not yet know p0002's new incarnation
+    // guessed p0003 as p0001's successor (version 2000), views that did guessed p0002, at
+    // the same version. Snapshots and sync replies carry the view's records, guesses
+    // included, so p0002 took p0003's guess from the restarted p0001 and p0003 kept its own
+    // guess of p0002: neither claimed, and p0001's 38 virtual nodes stayed without an owner
+    // (152 lost deliveries). A take-over's successor is now told what a view made it, and
+    // claims where that record wins in its own view.
+    const r = run('swarm-striped-10380')
+    expect(swarmProblems(r)).toEqual([])
   })
 })
 
