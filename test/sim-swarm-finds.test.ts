@@ -1,13 +1,13 @@
 /**
  * Defects that swarm seeds past the default ones found (2026-11-28: seeds 5001-5300 of
- * every family, 6339, 8673 and 9063 of 6001-10000, 10380 of 10001-11000), kept as scenarios so that they stay fixed,
- * and the unit tests of their fixes: numbers per incarnation (overlay/incarnation-numbers.ts),
- * the acknowledgement of a part a leaver hands back to its sender (overlay/streams.ts,
- * `complete`), a death told to leavers still draining (overlay/ownership-engine.ts,
- * `declareDead`), successors guessed for a leaver re-homed (`rehomeOrphansOf`), a
- * take-over's successor told what another view made it (`takeOver`, `applyRecord`), and full
- * checks after a restart nobody noticed (core.onWelcome; the tree-level cases are in
- * test/tree-changes).
+ * every family, 6339, 8673 and 9063 of 6001-10000, 10380 and more of 10001-13000), kept as
+ * scenarios so that they stay fixed, and the unit tests of their fixes: numbers per
+ * incarnation (overlay/incarnation-numbers.ts), the acknowledgement of a part a leaver hands
+ * back to its sender (overlay/streams.ts, `complete`), a death told to leavers still
+ * draining (overlay/ownership-engine.ts, `declareDead`), successors guessed for a leaver
+ * re-homed (`rehomeOrphansOf`), a take-over's successor told what another view made it
+ * (`takeOver`, `applyRecord`), and full checks after a restart nobody noticed
+ * (core.onWelcome; the tree-level cases are in test/tree-changes).
  */
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
@@ -155,6 +155,13 @@ describe('take-over guesses that disagree', () => {
     // claims where that record wins in its own view.
     const r = run('swarm-striped-10380')
     expect(swarmProblems(r)).toEqual([])
+  })
+
+  // Seeds 11001-13000 (run before this fix) failed the same way and pass with it: lost
+  // deliveries (11109, 11451, 11567), a reduction that never completed (11594), and two
+  // owners of one virtual node for a moment (12801).
+  it.each(['swarm-11109', 'swarm-11451', 'swarm-striped-11567', 'swarm-roots-11594', 'swarm-12801'])('%s: every crashed peer\'s ranges get exactly one owner', (name) => {
+    expect(swarmProblems(run(name))).toEqual([])
   })
 })
 
