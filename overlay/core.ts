@@ -93,7 +93,8 @@ export class TreecastCore {
       treeNews: () => { this.probing.news(this.now) },
       farRttMs: () => this.probing.linkFarRttMs(),
       isTreeRoot: (p) => isTreeRoot(p, this.config.treeRootStride),
-      mayShortCheck: (now) => now >= this.fullChecksUntilMs
+      mayShortCheck: (now) => now >= this.fullChecksUntilMs,
+      parentLost: (now) => { if (this.stateValue === 'running') this.probing.trigger(now) }
     }, this.config.lockTimeoutMs, this.config.tieTolerance, this.config.bwMaxChildren)
     this.treeOutbox = new TreeOutbox({
       self: this.self,
@@ -223,8 +224,7 @@ export class TreecastCore {
     if (opts.incarnation !== undefined && (!Number.isSafeInteger(opts.incarnation) || opts.incarnation < 0)) throw new InvalidArgumentError(`incarnation must be a non-negative safe integer, got ${opts.incarnation}`)
     this.now = now
     this.incarnation = opts.incarnation ?? 0
-    this.streams.numberFrom(firstNumberOf(this.incarnation))
-    this.trees.numberFrom(firstNumberOf(this.incarnation))
+    for (const counter of [this.streams, this.trees, this.probing]) counter.numberFrom(firstNumberOf(this.incarnation))
     this.stateValue = 'joining'
     this.joinContact = contact
     this.send(contact, { t: 'join', incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}) })

@@ -18,6 +18,7 @@ import type { Streams } from './streams.ts'
 import { PendingClaims, type PendingClaim } from './pending-claims.ts'
 import { Guesses } from './guesses.ts'
 import { Orphans } from './orphans.ts'
+import { numberedBy } from './incarnation-numbers.ts'
 export { MAX_ORPHAN_RECORDS } from './orphans.ts'
 
 /** How long a contact passes newly learnt facts on to a peer that joined through it. */
@@ -279,11 +280,12 @@ export class OwnershipEngine {
     return true
   }
 
-  private memberChanged (now: number, c: MemberChange): void {
+  /** `restartedAs`: the change is the death of an incarnation that a newer one, `restartedAs`, replaced unnoticed. */
+  private memberChanged (now: number, c: MemberChange, restartedAs?: number): void {
     if (c.before === 'alive' && c.after === 'alive') {
       // A newer incarnation of a peer we still held alive: its previous incarnation is gone
       // (crashed and restarted before anyone noticed). Handle that death first.
-      this.memberChanged(now, { peer: c.peer, before: 'alive', after: 'dead', incarnation: c.incarnation - 1 })
+      this.memberChanged(now, { peer: c.peer, before: 'alive', after: 'dead', incarnation: c.incarnation - 1 }, c.incarnation)
       this.memberChanged(now, { peer: c.peer, before: 'dead', after: 'alive', incarnation: c.incarnation })
       return
     }
@@ -306,7 +308,7 @@ export class OwnershipEngine {
     // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed
     // by the successor rule (applyRecord), so a leaver need not wait for it.
     if (this.handoffsUnacked.delete(c.peer)) this.host.checkLeft()
-    const wasParent = this.host.trees.peerGone(c.peer)
+    const wasParent = this.host.trees.peerGone(c.peer, restartedAs === undefined ? undefined : { keepsCheck: (id) => numberedBy(id, restartedAs) })
     if (c.after === 'dead') {
       this.takeOver(now, c.peer, CLAIM_VERSION_STEP, c.incarnation)
       this.host.streams.peerGone(c.peer)

@@ -61,6 +61,8 @@ interface InFlight {
 export class ProbeRunner {
   private current: InFlight | null = null
   private nonce: number
+  /** Added to every nonce: the incarnation's block (overlay/incarnation-numbers.ts), 0 for incarnation 0. */
+  private nonceBase = 0
   started = 0
   /** Probes that ended without a download (a reused bandwidth, or none wanted). */
   light = 0
@@ -73,12 +75,19 @@ export class ProbeRunner {
     this.nonce = lane - 1
   }
 
+  /**
+   * Nonces from `first` - 1 on (the core's incarnation's block, overlay/incarnation-numbers.ts,
+   * set when it joins), so that a pong or probe reply still on the wire to an earlier
+   * incarnation of this peer never matches a probe of this one.
+   */
+  numberFrom (first: number): void { this.nonceBase = first - 1 }
+
   /** The peer probed now, if any. */
   get target (): PeerId | undefined { return this.current?.target }
 
   private nextNonce (): number {
     this.nonce = (this.nonce + 2) % 0x7ffffffe
-    return this.nonce + 1
+    return this.nonceBase + this.nonce + 1
   }
 
   get inFlight (): boolean { return this.current !== null }

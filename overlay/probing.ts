@@ -141,6 +141,12 @@ export class Probing {
     this.nearRunner = cfg.probeNearLane ? new ProbeRunner(runnerHost(() => this.nearCandidate()), cfg, 1) : null
   }
 
+  /** Numbers probes from `first` on (the core's incarnation's block; ProbeRunner.numberFrom). */
+  numberFrom (first: number): void {
+    this.runner.numberFrom(first)
+    this.nearRunner?.numberFrom(first)
+  }
+
   /** A ping arrived and is answered now: a probe-req from the same peer will time the round trip. */
   pinged (now: number, from: PeerId): void {
     if (this.pongAt.size >= MAX_PONGS_TRACKED && !this.pongAt.has(from)) this.pongAt.delete(this.pongAt.keys().next().value as PeerId)

@@ -4,6 +4,7 @@ import type { Message } from '../overlay/messages.ts'
 import { resolveCoreConfig } from '../overlay/config.ts'
 import { InvalidConfigError } from '../overlay/errors.ts'
 import { BandwidthMemory, MAX_BANDWIDTHS_REMEMBERED } from '../overlay/bandwidth-memory.ts'
+import { firstNumberOf, NUMBER_BLOCK } from '../overlay/incarnation-numbers.ts'
 
 function harness (probePingCount: number, memory = new BandwidthMemory(0)): { runner: ProbeRunner, sent: Array<{ to: string, msg: Message }>, judged: Array<{ rtt: number, bw: number | undefined }>, finished: number[] } {
   const sent: Array<{ to: string, msg: Message }> = []
@@ -49,6 +50,25 @@ describe('ProbeRunner', () => {
     h.runner.onReply(560, 'b', { t: 'probe-rep', nonce: nonceOf(h.sent[2]!.msg), trees: [], padding: 128 * 1024 })
     expect(h.judged[0]?.rtt).toBe(20)
     expect(h.judged[0]?.bw).toBeCloseTo(128 * 1024 / 0.020)
+  })
+
+  it("numbers its nonces in its incarnation's block: an earlier incarnation's pong, still on the wire, times nothing", () => {
+    const old = harness(1)
+    old.runner.start(0)
+    const stale = nonceOf(old.sent[0]!.msg)
+    expect(stale).toBe(2)
+    const h = harness(1)
+    h.runner.numberFrom(firstNumberOf(3))
+    h.runner.start(100)
+    const fresh = nonceOf(h.sent[0]!.msg)
+    expect(fresh).toBe(3 * NUMBER_BLOCK + 2)
+    // The earlier incarnation's pong arrives first: no match, still pinging.
+    h.runner.onPong(101, 'b', stale)
+    expect(h.sent).toHaveLength(1)
+    h.runner.onPong(110, 'b', fresh)
+    expect(h.sent[1]?.msg.t).toBe('probe-req')
+    h.runner.onReply(130, 'b', { t: 'probe-rep', nonce: nonceOf(h.sent[1]!.msg), trees: [], padding: 128 * 1024 })
+    expect(h.judged[0]?.rtt).toBe(10)
   })
 
   it('probePingCount is validated', () => {

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { parseScenario } from '../experiments/sim/scenario.ts'
 import { Simulation } from '../experiments/sim/simulation.ts'
-import { firstNumberOf, NUMBER_BLOCK, NUMBER_BLOCKS } from '../overlay/incarnation-numbers.ts'
+import { firstNumberOf, numberedBy, NUMBER_BLOCK, NUMBER_BLOCKS } from '../overlay/incarnation-numbers.ts'
 import { InvalidArgumentError } from '../overlay/errors.ts'
 import { TreecastCore } from '../overlay/core.ts'
 import { Membership } from '../overlay/membership.ts'
@@ -113,6 +113,10 @@ describe('a restart before the crash is noticed', () => {
     // sent short checks, and took p0015 (and in other trees p0017, below p0015) as its
     // parent: 16 cycles. The contact's welcome now says the earlier incarnation was alive
     // until the join, and such a peer checks whole paths for a failure-detection timeout.
+    // Once probe nonces took their incarnation's block (the timing moved), the seed showed a
+    // second way: p0015 adopted the new p0014 before it heard of the restart, then dropped it
+    // as the old one's child, and as a leaf in its own eyes short-checked into p0014's
+    // subtree. A peer that hears of a restart now disowns such a child (TreeTable.peerGone).
     const r = run('swarm-striped-8673')
     expect(r.violations).toEqual([])
     expect(swarmProblems(r)).toEqual([])
@@ -176,10 +180,13 @@ describe('numbers per incarnation', () => {
       expect((fa - 1) % NUMBER_BLOCK).toBe(0)
       // Two incarnations share a block only if they are equal modulo the number of blocks.
       expect(fa === firstNumberOf(b)).toBe(a % NUMBER_BLOCKS === b % NUMBER_BLOCKS)
+      // numberedBy: exactly the block's numbers.
+      expect(numberedBy(fa, a) && numberedBy(fa + NUMBER_BLOCK - 1, a)).toBe(true)
+      expect(numberedBy(fa - 1, a) || numberedBy(fa + NUMBER_BLOCK, a)).toBe(false)
     }))
   })
 
-  it('a core joining as incarnation k numbers its streams and its parent changes from firstNumberOf(k)', () => {
+  it('a core joining as incarnation k numbers its streams, its parent changes and its probes from firstNumberOf(k)', () => {
     const loop = new Loop()
     loop.bootstrap(8, ['p0', 'p1'])
     loop.run(300)
@@ -196,6 +203,11 @@ describe('numbers per incarnation', () => {
     const checks = loop.sent.filter((s) => s.from === 'p2' && s.message.t === 'tree').flatMap((s) => (s.message as Extract<Message, { t: 'tree' }>).ops).filter((op) => op.op === 'check' && op.origin === 'p2')
     expect(checks.length).toBeGreaterThan(0)
     for (const op of checks) expect(op.op === 'check' && op.id >= firstNumberOf(3) && op.id < firstNumberOf(4)).toBe(true)
+    // Probe nonces (liveness pings carry 0, survey pings SURVEY_NONCE: not counted).
+    const nonces = loop.sent.filter((s) => s.from === 'p2' && (s.message.t === 'ping' || s.message.t === 'probe-req')).map((s) => (s.message as { nonce: number }).nonce).filter((n) => n > 0)
+    expect(nonces.length).toBeGreaterThan(0)
+    for (const n of nonces) expect(n).toBeGreaterThan(firstNumberOf(3))
+    for (const n of nonces) expect(n).toBeLessThan(firstNumberOf(4))
     loop.ok()
   })
 

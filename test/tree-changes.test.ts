@@ -351,6 +351,49 @@ describe('TreeTable: reach, metrics, departures', () => {
     }
   })
 
+  it.each([false, true])('a peer that hears of a restart after the new incarnation became its child (told as a restart: %s; swarm-striped-8673)', (told) => {
+    // r <- y and r <- a; x restarts unnoticed, attaches under y, and a moves under x.
+    const net = new TreeNet(['r', 'y', 'x', 'a'])
+    net.build('r', [['y', 'r'], ['x', 'r'], ['a', 'r']], 10)
+    const x = net.restart('x', true)
+    net.ensureRoot('r')
+    expect(x.judge(0, 'y', 1, 1e12, [attractive('r')])).toBe(2)
+    net.drain()
+    expect(net.t('a').judge(0, 'x', 1, 1e12, [attractive('r')])).toBe(2)
+    net.drain()
+    for (const kind of TREE_KINDS) expect(net.parentOf('a', kind, 'r')).toBe('x')
+    // Only now does y hear that x restarted: x's old incarnation is dead.
+    net.log.length = 0
+    if (told) net.t('y').peerGone('x', { keepsCheck: () => false })
+    else net.t('y').peerGone('x')
+    // Told, y disowns x (and is no leaf until x answers). Dropping x silently left y a leaf
+    // in its own eyes: its short check to a, which cannot see y above it, closed y -> a -> x -> y.
+    expect(net.sentOps('disown').map((s) => `${s.from}>${s.to}`)).toEqual(told ? ['y>x', 'y>x'] : [])
+    expect(net.t('y').judge(0, 'a', 1, 1e12, [attractive('r')])).toBe(2)
+    net.drain()
+    for (const kind of TREE_KINDS) {
+      if (told) {
+        expect(net.cycle(kind, 'r')).toBeUndefined()
+        expect(net.parentOf('x', kind, 'r')).toBeNull()
+        expect(net.t('y').get(kind, 'r')?.unanswered.size).toBe(0)
+      } else expect(net.cycle(kind, 'r')).toBeDefined()
+    }
+  })
+
+  it('a restarted peer keeps its own checks\' locks where its old incarnation is forgotten', () => {
+    // x's old incarnation checked through y (lock id 7); the new one too (lock id 2^32 + 1).
+    const net = new TreeNet(['r', 'y', 'x'])
+    net.build('r', [['y', 'r']], 10)
+    const y = net.t('y')
+    y.handleOp(0, 'x', { op: 'check', kind: 'lat', root: 'r', id: 7, origin: 'x', dist: 0, path: [] })
+    y.handleOp(0, 'x', { op: 'check', kind: 'lat', root: 'r', id: 2 ** 32 + 1, origin: 'x', dist: 0, path: [] })
+    expect([...(y.get('lat', 'r')?.locks.keys() ?? [])].sort()).toEqual([`x#${2 ** 32 + 1}`, 'x#7'])
+    y.peerGone('x', { keepsCheck: (id) => id > 2 ** 32 })
+    expect([...(y.get('lat', 'r')?.locks.keys() ?? [])]).toEqual([`x#${2 ** 32 + 1}`])
+    y.peerGone('x')
+    expect(y.get('lat', 'r')?.locks.size).toBe(0)
+  })
+
   it('a leaving peer detaches from every parent at once and makes no more parent changes (swarm seed 90)', () => {
     // Peers drop a leaver as a child as soon as they learn it left; had it kept pointing at
     // its parent, that parent would look like a leaf and could short-check into the

@@ -105,10 +105,23 @@ export function closeEnough (a: number, b: number): boolean {
   return Math.abs(a - b) <= 0.01 * Math.max(Math.abs(a), Math.abs(b))
 }
 
-/** Forgets the locks and unanswered candidate locks of `origin` in a tree or a tombstone. */
-export function forgetOrigin (held: Tombstone, origin: PeerId): void {
-  for (const [key, o] of held.unanswered) if (o === origin) held.unanswered.delete(key)
-  for (const [key, lock] of held.locks) if (lock.origin === origin) held.locks.delete(key)
+/**
+ * Forgets the locks and unanswered candidate locks of `origin` in a tree or a tombstone,
+ * except those of checks whose id `keeps` (a restarted origin's own checks, see
+ * TreeTable.peerGone). A disowned former child's key (childKey) has no id: always forgotten.
+ */
+export function forgetOrigin (held: Tombstone, origin: PeerId, keeps?: (id: number) => boolean): void {
+  for (const [key, o] of held.unanswered) {
+    if (o !== origin) continue
+    const kept = keeps !== undefined && key !== childKey(origin) && keeps(idOfLockKey(key))
+    if (!kept) held.unanswered.delete(key)
+  }
+  for (const [key, lock] of held.locks) if (lock.origin === origin && !(keeps?.(lock.id) ?? false)) held.locks.delete(key)
+}
+
+/** The check id in a lock key (lockKey). */
+function idOfLockKey (key: string): number {
+  return Number(key.slice(key.lastIndexOf('#') + 1))
 }
 
 /**

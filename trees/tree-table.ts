@@ -30,36 +30,16 @@ import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-ru
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
 import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forwardedChecksFailed, isLeaf, lockKey, noParentMetric, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
+import type { TreeHost, TreeStats } from './tree-host.ts'
 import { hasEntries, judgeEntryLinks, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries, withEntries } from './tree-entries.ts'
 
 export type { TreeState } from './tree-state.ts'
+export type { TreeHost, TreeStats } from './tree-host.ts'
 
 /** Concurrent parent-change checks one peer lets pass through it, per tree. */
 export const MAX_LOCKS_PER_TREE = 64
 /** Trees of dead roots whose former children have not answered yet, at most (oldest dropped). */
 export const MAX_TOMBSTONES = 4096
-
-/** What the table needs from the peer around it. */
-export interface TreeHost {
-  readonly self: PeerId
-  owned (): IntervalSet
-  isAlive (peer: PeerId): boolean
-  sendOp (to: PeerId, op: TreeOp): void
-  parentChanged (kind: TreeKind, root: PeerId, parent: PeerId | null): void
-  /** This peer took a new parent in its latency tree of `root`, or its parent reported a larger distance than before: the parent's RTT and distance (see Probing.detourSeen). */
-  latParentDist? (now: number, root: PeerId, parentRttMs: number, parentDistMs: number): void
-  /** False while peers may still name this one their parent unknown to it (a restart before its crash was noticed): a leaf's checks are then full ones. Absent: true. */
-  mayShortCheck? (now: number): boolean
-  /** Some tree got much better (trees/tree-news.ts): called from `flush`, at most once per call. */
-  treeNews? (): void
-  /** The RTT from which a link counts as far (a cluster crossing; trees/tree-entries.ts); Infinity or absent: none is. */
-  farRttMs? (): number
-  /** Whether `root` keeps trees (overlay/tree-roots.ts); absent: every peer does. */
-  isTreeRoot? (root: PeerId): boolean
-}
-
-/** Counters of tree activity. */
-export interface TreeStats { parentChanges: number, checksRejected: number, attachesAborted: number }
 
 /** All trees of one peer. */
 export class TreeTable {
@@ -130,24 +110,43 @@ export class TreeTable {
     }
   }
 
-  /** A peer is gone: orphan the trees it parented, drop it as a child. Returns true if it was a parent somewhere. */
-  peerGone (peer: PeerId): boolean {
+  /**
+   * A peer is gone: orphan the trees it parented, drop it as a child. Returns true if it was
+   * a parent somewhere. With `restarted`, a newer incarnation of it is alive, learnt of
+   * before the crash was noticed; messages carry no incarnation, so the new one may already
+   * have been adopted here, adopted this peer, or checked through here. Its checks' locks
+   * stay (`keepsCheck`: its block of ids); it is told the rest, so no parent pointer stays
+   * unknown to its parent (the leaf rule above): a `detach` where it was the parent, an
+   * `unlock` for a change pending towards it, a `disown` where it was a child (`unanswered`
+   * until its detach: silently dropped, this peer was a leaf in its own eyes and closed a
+   * cycle through a short check to a grandchild, swarm seed 8673 of the striped family).
+   */
+  peerGone (peer: PeerId, restarted?: { keepsCheck: (id: number) => boolean }): boolean {
     let wasParent = false
     for (const st of this.all()) {
       if (st.parent === peer) {
         wasParent = true
         this.setParent(st, null)
         for (const { to, op } of forwardedChecksFailed(st)) this.host.sendOp(to, op)
+        if (restarted !== undefined) this.host.sendOp(peer, { op: 'detach', kind: st.kind, root: st.root })
       }
-      if (st.children.delete(peer)) { this.dropChild(st, peer); this.recomputeReach(st) }
-      if (st.pending?.candidate === peer) st.pending = null
+      const wasChild = st.children.delete(peer)
+      if (wasChild) { this.dropChild(st, peer); this.recomputeReach(st) }
+      if (st.pending?.candidate === peer) {
+        if (restarted !== undefined) this.host.sendOp(peer, { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: this.host.self })
+        st.pending = null
+      }
       // Its checks under way will never commit (a leaver is frozen, a dead peer is not
       // heard): their locks would otherwise hold this tree still for a lock timeout.
-      forgetOrigin(st, peer)
+      forgetOrigin(st, peer, restarted?.keepsCheck)
+      if (wasChild && restarted !== undefined) {
+        this.host.sendOp(peer, { op: 'disown', kind: st.kind, root: st.root })
+        st.unanswered.set(childKey(peer), peer)
+      }
     }
     for (const kind of TREE_KINDS) {
       for (const [root, tomb] of this.tombstones[kind]) {
-        forgetOrigin(tomb, peer)
+        forgetOrigin(tomb, peer, restarted?.keepsCheck)
         if (tomb.unanswered.size === 0 && tomb.locks.size === 0) this.tombstones[kind].delete(root)
       }
     }
@@ -276,7 +275,7 @@ export class TreeTable {
       case 'disown':
         // Whatever the tree here, `from` is not our parent in it now; say so (it may be
         // waiting for that answer before it moves again).
-        if (st !== undefined && st.parent === from) this.setParent(st, null)
+        if (st !== undefined && st.parent === from) { this.setParent(st, null); this.host.parentLost?.(now) }
         this.host.sendOp(from, { op: 'detach', kind: op.kind, root: op.root })
         return
       case 'unlock':
