@@ -205,6 +205,27 @@ describe('OwnershipMap', () => {
     }), { numRuns: 400 })
   })
 
+  it('property: fromRecords builds the same map in one pass as record by record, disjoint and in order or not', () => {
+    // Disjoint records in order (a snapshot, an initial assignment): the one-pass build.
+    const arbInOrder = fc.array(fc.tuple(fc.nat(6), fc.integer({ min: 1, max: 9 }), fc.constantFrom(...OWNERS), fc.integer({ min: 0, max: 3 }), fc.option(fc.nat(2), { nil: undefined })), { maxLength: 12 })
+      .map((parts) => {
+        let at = 0
+        return parts.map(([gap, len, owner, version, inc]): OwnershipRecord => {
+          const s = at + gap
+          at = s + len
+          return { ranges: IntervalSet.range(s, s + len), owner, version, ...(inc !== undefined ? { ownerIncarnation: inc } : {}) }
+        })
+      })
+    const full = (m: OwnershipMap): unknown => m.records().map((r) => [r.ranges.ranges, r.owner, r.version, r.ownerIncarnation])
+    fc.assert(fc.property(fc.oneof(arbInOrder, fc.array(arbRecord, { maxLength: 10 })), (records) => {
+      const oneByOne = new OwnershipMap(SIZE)
+      for (const r of records) oneByOne.apply(r)
+      const built = OwnershipMap.fromRecords(SIZE, records)
+      expect(full(built)).toEqual(full(oneByOne))
+      expect(built.isComplete()).toBe(oneByOne.isComplete())
+    }), { numRuns: 400 })
+  })
+
   it('property: any order of the same records gives the same records()', () => {
     const arb = fc.array(arbRecord, { minLength: 1, maxLength: 10 }).chain((records) =>
       fc.tuple(fc.constant(records), fc.shuffledSubarray(records, { minLength: records.length, maxLength: records.length })))
