@@ -23,6 +23,8 @@ const STRIPED_SEEDS = 100
 const TREE_ROOT_SEEDS = 100
 /** Seeds of the download-on-demand family (`probeDownloadOnDemand`) by default. */
 const ON_DEMAND_SEEDS = 100
+/** Seeds of the quick-restart family by default. */
+const RESTART_SEEDS = 100
 const OUT = new URL('../out/', import.meta.url)
 
 /*
@@ -96,5 +98,17 @@ describe('swarm, a third of the peers root trees: random scenarios keep the inva
 describe('swarm, probes download on demand: random scenarios keep the invariants', () => {
   for (const seed of seeds(ON_DEMAND_SEEDS)) {
     it(`seed ${seed}`, () => checkSeed(seed, { core: { probeDownloadOnDemand: true }, ...(seed % 3 === 0 ? { treeRootStride: 3 } : {}), ...(seed % 2 === 0 ? { broadcastBytes: [256 * 1024, 2 * 1024 * 1024] } : {}) }, '-on-demand'))
+  }
+})
+
+/**
+ * The same with every crash followed by the crashed peers' restart 1 to 800 ms later, often
+ * before anyone noticed: peers hear of the new incarnation before, after or instead of the
+ * old one's death, and the new one may have been adopted, or adopted others, in the trees
+ * meanwhile (test/tree-changes, swarm-striped-8673). Long broadcasts in every other seed.
+ */
+describe('swarm, quick restarts: random scenarios keep the invariants', () => {
+  for (const seed of seeds(RESTART_SEEDS)) {
+    it(`seed ${seed}`, () => checkSeed(seed, { restartWithinMs: 800, ...(seed % 2 === 0 ? { broadcastBytes: [256 * 1024, 2 * 1024 * 1024] } : {}) }, '-restarts'))
   }
 })

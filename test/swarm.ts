@@ -33,6 +33,12 @@ export interface SwarmOptions {
   treeRootStride?: number
   /** More core options for every peer (drawing nothing, like `treeRootStride`). */
   core?: CoreInit
+  /**
+   * Every crash is followed by the crashed peers' rejoin within this many ms (drawn from 1
+   * up), mostly before the others notice the crash: restarts that peers learn of as a newer
+   * incarnation, in any order with the old one's death. Draws only when set. @default none
+   */
+  restartWithinMs?: number
 }
 
 /** Fewest running peers a leave or crash may leave behind. */
@@ -112,9 +118,11 @@ export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario
         if (notStarted.length > 0) pushJoin(at)
         continue
       }
-      schedule.push({ at, do: rng.int(2) === 0 ? 'leave' : 'crash', count })
+      const removal = rng.int(2) === 0 ? 'leave' : 'crash'
+      schedule.push({ at, do: removal, count })
       running -= count
       gone += count
+      if (removal === 'crash' && opts.restartWithinMs !== undefined) schedule.push({ at: at + between(1, opts.restartWithinMs), do: 'join', peers: 'crashed', rejoin: true })
     } else if (notStarted.length > 0 && (gone === 0 || rng.int(2) === 0)) {
       pushJoin(at)
     } else if (gone > 0) {
