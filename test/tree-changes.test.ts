@@ -380,6 +380,22 @@ describe('TreeTable: reach, metrics, departures', () => {
     }
   })
 
+  it.each([false, true])('a peer that hears of a restart of its parent, the root itself, detaches from it (told as a restart: %s)', (told) => {
+    // r restarts unnoticed, and z attaches right under the new r in r's own trees.
+    const net = new TreeNet(['r', 'z'])
+    net.restart('r', false)
+    net.ensureRoot('r')
+    expect(net.judge('z', 'r', 1, 1e6)).toBe(2)
+    net.drain()
+    for (const kind of TREE_KINDS) expect(net.t('r').get(kind, 'r')?.children.has('z')).toBe(true)
+    // z hears of the restart: r's trees go (the old incarnation's), and come back empty.
+    net.t('z').removeRoot('r', told)
+    net.t('z').ensureRoot('r')
+    net.drain()
+    // Told, r drops z as a child; otherwise r keeps a child that does not point to it.
+    for (const kind of TREE_KINDS) expect(net.t('r').get(kind, 'r')?.children.has('z')).toBe(!told)
+  })
+
   it('a restarted peer keeps its own checks\' locks where its old incarnation is forgotten', () => {
     // x's old incarnation checked through y (lock id 7); the new one too (lock id 2^32 + 1).
     const net = new TreeNet(['r', 'y', 'x'])
