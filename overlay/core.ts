@@ -333,7 +333,7 @@ export class TreecastCore {
       // A peer declared dead speaks (it hung, or a partition healed): its messages belong to
       // a dead incarnation and are dropped; it is told, so it stops (evicted) and may rejoin.
       this.reject('from-dead-member')
-      this.ownership.noticeDead(now, from)
+      this.ownership.noticeDead(now, from, msg)
       this.flush(now)
       return
     }

@@ -11,6 +11,7 @@ import type { OwnershipMap, OwnershipRecord } from '../virtual-nodes/ownership-m
 import { joinShare, mostLoaded, successorOf } from '../virtual-nodes/assignment.ts'
 import { deliveredWithin } from '../virtual-nodes/handoff.ts'
 import type { TreeTable } from '../trees/tree-table.ts'
+import { disownsFor } from '../trees/tree-ops.ts'
 import type { Membership, MemberChange } from './membership.ts'
 import type { FactsMessage, GiveMessage, HandoffMessage, MemberFact, Message } from './messages.ts'
 import type { Output, OwnershipReason } from './outputs.ts'
@@ -408,8 +409,10 @@ export class OwnershipEngine {
     this.memberChanged(now, change)
   }
 
-  /** Tells a peer declared dead that it was, at most once per second per peer. */
-  noticeDead (now: number, peer: PeerId): void {
+  /** Tells a peer declared dead that it was, at most once per second, and (trees/tree-ops.ts disownsFor) that it is no child here. */
+  noticeDead (now: number, peer: PeerId, msg?: Message): void {
+    const disowns = msg?.t === 'tree' ? disownsFor(msg.ops) : []
+    if (disowns.length > 0) this.host.send(peer, { t: 'tree', ops: disowns })
     const last = this.deadNotices.get(peer)
     if (last !== undefined && now - last < 1000) return
     this.deadNotices.delete(peer)

@@ -103,8 +103,8 @@ export class TreeNet {
     for (let i = 0; i < n; i++) this.deliverOne(link)
   }
 
-  /** Delivers everything, oldest link first (a global FIFO). Returns the ops delivered. */
-  drain (max = 10_000): Sent[] {
+  /** Delivers everything, oldest link first (a global FIFO), calling `after` after each op. Returns the ops delivered. */
+  drain (max = 10_000, after?: () => void): Sent[] {
     const out: Sent[] = []
     for (let i = 0; i < max; i++) {
       // Global FIFO: the link whose head was sent first.
@@ -118,6 +118,7 @@ export class TreeNet {
       if (best === undefined) return out
       const s = this.deliverOne(best)
       if (s !== undefined) out.push(s)
+      after?.()
     }
     throw new Error('tree ops did not settle')
   }
@@ -145,6 +146,15 @@ export class TreeNet {
   }
 
   /** Some peer whose parent chain loops, or undefined. */
+  /** Drains (drain) and says whether the trees of `root` had a cycle at any point, in either kind. */
+  drainSawCycle (root: PeerId): boolean {
+    let saw = false
+    const look = (): void => { saw ||= TREE_KINDS.some((kind) => this.cycle(kind, root) !== undefined) }
+    look()
+    this.drain(10_000, look)
+    return saw
+  }
+
   cycle (kind: TreeKind, root: PeerId): PeerId[] | undefined {
     for (const start of this.tables.keys()) {
       const seen: PeerId[] = []

@@ -38,9 +38,21 @@ export type TreeOp =
   | { readonly op: 'adopt', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet, /** bw(child,parent) as the child measured it (bandwidth tree; 0 otherwise). */ readonly bw: number, readonly entries?: readonly TreeEntry[] }
   /** Child to its old parent: remove me from your children. */
   | { readonly op: 'detach', readonly kind: TreeKind, readonly root: PeerId }
-  /** To a peer that thinks it is our child: it is not (we do not know that tree). */
+  /** To a peer that thinks it is our child: it is not (we do not know that tree, or it as a child there). */
   | { readonly op: 'disown', readonly kind: TreeKind, readonly root: PeerId }
   | { readonly op: 'unlock', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId }
   /** The subtree's reach, and on bandwidth trees its cluster entries (absent: none). */
   | { readonly op: 'reach', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet, readonly entries?: readonly TreeEntry[] }
   | { readonly op: 'metric', readonly kind: TreeKind, readonly root: PeerId, readonly value: number }
+
+/**
+ * The answers to tree ops from a peer whose messages are dropped (an incarnation held
+ * dead): one that names this peer its parent (`adopt`, `reach`) is told it is not. It may
+ * be a newer incarnation that attached here before this peer heard of it, and it would
+ * otherwise point here unknown to this peer, which could then close a cycle as a leaf.
+ */
+export function disownsFor (ops: readonly TreeOp[]): TreeOp[] {
+  const out: TreeOp[] = []
+  for (const op of ops) if (op.op === 'adopt' || op.op === 'reach') out.push({ op: 'disown', kind: op.kind, root: op.root })
+  return out
+}

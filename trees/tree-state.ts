@@ -119,6 +119,19 @@ export function forgetOrigin (held: Tombstone, origin: PeerId, keeps?: (id: numb
   for (const [key, lock] of held.locks) if (lock.origin === origin && !(keeps?.(lock.id) ?? false)) held.locks.delete(key)
 }
 
+/**
+ * forgetOrigin for an origin that restarted (TreeTable.peerGone): its new incarnation's
+ * checks keep their locks. Returns whether to send it a `disown` (again): it was a child
+ * here (`wasChild`), or a disown to it is still unanswered, which may have reached the old
+ * incarnation only. The key stays held until the new one answers, or goes too.
+ */
+export function forgetRestarted (held: Tombstone, origin: PeerId, keeps: (id: number) => boolean, wasChild: boolean): boolean {
+  const disown = wasChild || held.unanswered.has(childKey(origin))
+  forgetOrigin(held, origin, keeps)
+  if (disown) held.unanswered.set(childKey(origin), origin)
+  return disown
+}
+
 /** The check id in a lock key (lockKey). */
 function idOfLockKey (key: string): number {
   return Number(key.slice(key.lastIndexOf('#') + 1))

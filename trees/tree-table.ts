@@ -28,7 +28,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { ProbeTreeEntry, TreeEntry, TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
-import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forwardedChecksFailed, isLeaf, lockKey, noParentMetric, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
+import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, lockKey, noParentMetric, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
 import type { TreeHost, TreeStats } from './tree-host.ts'
 import { hasEntries, judgeEntryLinks, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries, withEntries } from './tree-entries.ts'
@@ -139,15 +139,13 @@ export class TreeTable {
       }
       // Its checks under way will never commit (a leaver is frozen, a dead peer is not
       // heard): their locks would otherwise hold this tree still for a lock timeout.
-      forgetOrigin(st, peer, restarted?.keepsCheck)
-      if (wasChild && restarted !== undefined) {
-        this.host.sendOp(peer, { op: 'disown', kind: st.kind, root: st.root })
-        st.unanswered.set(childKey(peer), peer)
-      }
+      if (restarted === undefined) forgetOrigin(st, peer)
+      else if (forgetRestarted(st, peer, restarted.keepsCheck, wasChild)) this.host.sendOp(peer, { op: 'disown', kind: st.kind, root: st.root })
     }
     for (const kind of TREE_KINDS) {
       for (const [root, tomb] of this.tombstones[kind]) {
-        forgetOrigin(tomb, peer, restarted?.keepsCheck)
+        if (restarted === undefined) forgetOrigin(tomb, peer)
+        else if (forgetRestarted(tomb, peer, restarted.keepsCheck, false)) this.host.sendOp(peer, { op: 'disown', kind, root })
         if (tomb.unanswered.size === 0 && tomb.locks.size === 0) this.tombstones[kind].delete(root)
       }
     }
@@ -282,7 +280,9 @@ export class TreeTable {
       case 'unlock':
         return
       case 'reach':
-        if (st === undefined || !st.children.has(from)) return
+        if (st === undefined) return
+        // From a peer that has this one as its parent unknown to it (dropped as a dead incarnation's child, say): it is told.
+        if (!st.children.has(from)) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); return }
         st.children.set(from, op.reach)
         setChildEntries(st, from, op.entries)
         this.recomputeReach(st)
