@@ -309,7 +309,7 @@ export class OwnershipEngine {
     // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed
     // by the successor rule (applyRecord), so a leaver need not wait for it.
     if (this.handoffsUnacked.delete(c.peer)) this.host.checkLeft()
-    const wasParent = this.host.trees.peerGone(c.peer, restartedAs === undefined ? undefined : { keepsCheck: (id) => numberedBy(id, restartedAs) })
+    const wasParent = this.host.trees.peerGone(c.peer, restartedAs !== undefined ? { keepsCheck: (id) => numberedBy(id, restartedAs) } : c.after === 'dead' ? 'dead' : 'left')
     if (c.after === 'dead') {
       this.takeOver(now, c.peer, CLAIM_VERSION_STEP, c.incarnation)
       this.host.streams.peerGone(c.peer)

@@ -427,9 +427,29 @@ describe('TreeTable: reach, metrics, departures', () => {
     net.log.length = 0
     net.t('y').handleOp(0, 'x', { op: 'reach', kind: 'lat', root: 'r', reach: IntervalSet.range(20, 30) })
     expect(net.sentOps('disown').map((s) => `${s.from}>${s.to}:${s.op.kind}`)).toEqual(['y>x:lat'])
+    // No leaf until x answers.
+    expect(net.t('y').get('lat', 'r')?.unanswered.size).toBe(1)
     net.drain()
+    expect(net.t('y').get('lat', 'r')?.unanswered.size).toBe(0)
     expect(net.parentOf('x', 'lat', 'r')).toBeNull()
     expect(net.parentOf('x', 'bw', 'r')).toBe('y')
+  })
+
+  it('a child dropped as dead is disowned: a new incarnation may have attached under the old one\'s name before the death was heard of', () => {
+    const net = new TreeNet(['r', 'y', 'x'])
+    net.build('r', [['y', 'r'], ['x', 'y']], 10)
+    net.log.length = 0
+    net.t('y').peerGone('x', 'dead')
+    expect(net.sentOps('disown').map((s) => `${s.from}>${s.to}:${s.op.kind}`)).toEqual(['y>x:lat', 'y>x:bw'])
+    // (Had x really died the disowns go nowhere; here it lives on, as a new incarnation would.)
+    net.drain()
+    for (const kind of TREE_KINDS) expect(net.parentOf('x', kind, 'r')).toBeNull()
+    // A leaver is not disowned: it detached before it left.
+    const net2 = new TreeNet(['r', 'y', 'x'])
+    net2.build('r', [['y', 'r'], ['x', 'y']], 10)
+    net2.log.length = 0
+    net2.t('y').peerGone('x', 'left')
+    expect(net2.sentOps('disown')).toEqual([])
   })
 
   it('a restarted peer keeps its own checks\' locks where its old incarnation is forgotten', () => {

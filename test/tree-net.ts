@@ -145,7 +145,6 @@ export class TreeNet {
     return this.t(p).get(kind, root)?.parent ?? null
   }
 
-  /** Some peer whose parent chain loops, or undefined. */
   /** Drains (drain) and says whether the trees of `root` had a cycle at any point, in either kind. */
   drainSawCycle (root: PeerId): boolean {
     let saw = false
@@ -155,6 +154,7 @@ export class TreeNet {
     return saw
   }
 
+  /** Some peer whose parent chain loops, or undefined. */
   cycle (kind: TreeKind, root: PeerId): PeerId[] | undefined {
     for (const start of this.tables.keys()) {
       const seen: PeerId[] = []

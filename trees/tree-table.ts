@@ -22,6 +22,10 @@
  * keeps its name) and the trees are made again. So the dropped trees' children are
  * disowned (they answer with a detach) and, with the locks, left in a tombstone that the
  * remade tree starts from: it is no leaf until every former child has answered.
+ *
+ * Nor must restarts: messages carry no incarnation, so a peer that restarted unnoticed may
+ * attach here under the old one's name. A child dropped for a death or a restart is
+ * disowned, and so is a peer reporting a reach as a non-child (held unanswered).
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
@@ -112,17 +116,15 @@ export class TreeTable {
   }
 
   /**
-   * A peer is gone: orphan the trees it parented, drop it as a child. Returns true if it was
-   * a parent somewhere. With `restarted`, a newer incarnation of it is alive, learnt of
-   * before the crash was noticed; messages carry no incarnation, so the new one may already
-   * have been adopted here, adopted this peer, or checked through here. Its checks' locks
-   * stay (`keepsCheck`: its block of ids); it is told the rest, so no parent pointer stays
-   * unknown to its parent (the leaf rule above): a `detach` where it was the parent, an
-   * `unlock` for a change pending towards it, a `disown` where it was a child (`unanswered`
-   * until its detach: silently dropped, this peer was a leaf in its own eyes and closed a
-   * cycle through a short check to a grandchild, swarm seed 8673 of the striped family).
+   * A peer is gone (it `left`, is `dead`, or restarted): orphan the trees it parented, drop
+   * it as a child (disowned if dead or restarted, see above). Returns true if it was a parent
+   * somewhere. Restarted: the new incarnation's checks keep their locks (`keepsCheck`: its
+   * block of ids) and it is told of every link, a `detach` where it was the parent, an
+   * `unlock` for a change pending towards it, a `disown` where it was a child (held
+   * unanswered until its detach: swarm seed 8673 of the striped family).
    */
-  peerGone (peer: PeerId, restarted?: { keepsCheck: (id: number) => boolean }): boolean {
+  peerGone (peer: PeerId, gone: 'left' | 'dead' | { keepsCheck: (id: number) => boolean } = 'left'): boolean {
+    const restarted = typeof gone === 'object' ? gone : undefined
     let wasParent = false
     for (const st of this.all()) {
       if (st.parent === peer) {
@@ -133,12 +135,12 @@ export class TreeTable {
       }
       const wasChild = st.children.delete(peer)
       if (wasChild) { this.dropChild(st, peer); this.recomputeReach(st) }
+      if (wasChild && gone === 'dead') this.host.sendOp(peer, { op: 'disown', kind: st.kind, root: st.root })
       if (st.pending?.candidate === peer) {
         if (restarted !== undefined) this.host.sendOp(peer, { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: this.host.self })
         st.pending = null
       }
-      // Its checks under way will never commit (a leaver is frozen, a dead peer is not
-      // heard): their locks would otherwise hold this tree still for a lock timeout.
+      // Its checks under way will never commit: their locks would hold this tree still.
       if (restarted === undefined) forgetOrigin(st, peer)
       else if (forgetRestarted(st, peer, restarted.keepsCheck, wasChild)) this.host.sendOp(peer, { op: 'disown', kind: st.kind, root: st.root })
     }
@@ -272,8 +274,7 @@ export class TreeTable {
         if (st.children.delete(from)) { this.dropChild(st, from); this.recomputeReach(st) }
         return
       case 'disown':
-        // Whatever the tree here, `from` is not our parent in it now; say so (it may be
-        // waiting for that answer before it moves again).
+        // Whatever the tree here, `from` is not our parent in it now; say so (it waits for that).
         if (st !== undefined && st.parent === from) { this.setParent(st, null); this.host.parentLost?.(now) }
         this.host.sendOp(from, { op: 'detach', kind: op.kind, root: op.root })
         return
@@ -281,8 +282,7 @@ export class TreeTable {
         return
       case 'reach':
         if (st === undefined) return
-        // From a peer that has this one as its parent unknown to it (dropped as a dead incarnation's child, say): it is told.
-        if (!st.children.has(from)) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); return }
+        if (!st.children.has(from)) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); st.unanswered.set(childKey(from), from); return }
         st.children.set(from, op.reach)
         setChildEntries(st, from, op.entries)
         this.recomputeReach(st)
