@@ -1,8 +1,9 @@
 /**
  * Numbers per incarnation. A peer names its streams (`chunk.stream`, `ack.stream`), its
  * parent changes (the `id` of a tree `check`, its `result` and its `unlock`s) and its
- * probes (the `nonce` of a ping, pong, probe-req and probe-rep) by numbers it counts itself, and receivers key what they hold by (sender, number). A peer that
- * leaves and rejoins under the same id is a new incarnation with a fresh core; had it
+ * probes (the `nonce` of a ping, pong, probe-req and probe-rep) by numbers it counts
+ * itself, and receivers key what they hold by (sender, number). A peer that leaves and
+ * rejoins under the same id is a new incarnation with a fresh core; had it
  * counted from 1 again, a receiver could take what an earlier incarnation sent and is still
  * on the wire (a leaver drains its streams, and a wide-area link may hold them for a while)
  * for the new incarnation's: the chunks of an old stream for a new stream with the same
