@@ -332,27 +332,6 @@ describe('messages from a peer declared dead', () => {
   })
 })
 
-describe('tree ops from a peer declared dead', () => {
-  it('one that names this peer its parent (adopt, reach) is disowned, every time: it may be a newer incarnation that attached before this peer heard of it', async () => {
-    const { TreecastCore } = await import('../overlay/core.ts')
-    const a = new TreecastCore({ self: 'a', random: () => 0.5, config: { suspectGraceMs: 0 } })
-    a.bootstrap(0, 8, ['a', 'b', 'c'])
-    a.peerDown(1, 'b')
-    a.takeOutputs()
-    const reach = IntervalSet.range(2, 4)
-    const disownsTo = (at: number, msg: Message): unknown[] => {
-      a.handle(at, 'b', msg)
-      return a.takeOutputs().flatMap((o) => o.type === 'send' && o.to === 'b' && o.message.t === 'tree' ? o.message.ops : [])
-    }
-    expect(disownsTo(2, { t: 'tree', ops: [{ op: 'adopt', kind: 'lat', root: 'c', reach, bw: 0 }, { op: 'unlock', kind: 'lat', root: 'c', id: 9, origin: 'b' }, { op: 'reach', kind: 'bw', root: 'a', reach }] }))
-      .toEqual([{ op: 'disown', kind: 'lat', root: 'c' }, { op: 'disown', kind: 'bw', root: 'a' }])
-    // Not rate-limited like the death notice; ops that name no parent get none.
-    expect(disownsTo(3, { t: 'tree', ops: [{ op: 'adopt', kind: 'bw', root: 'c', reach, bw: 1 }] })).toEqual([{ op: 'disown', kind: 'bw', root: 'c' }])
-    expect(disownsTo(4, { t: 'tree', ops: [{ op: 'detach', kind: 'lat', root: 'c' }, { op: 'metric', kind: 'lat', root: 'c', value: 1 }] })).toEqual([])
-    expect(a.stats.rejected['from-dead-member']).toBe(3)
-  })
-})
-
 describe('a peer declared dead that reconnects', () => {
   it('is told it is dead; a live one is not', async () => {
     const { TreecastCore } = await import('../overlay/core.ts')

@@ -1,7 +1,7 @@
 /**
- * Ownership (virtual-nodes/ownership-map.ts), range assignment (virtual-nodes/assignment.ts)
- * and the member list (overlay/membership.ts): the deterministic, order-independent pieces
- * every peer computes on its own and must agree on.
+ * Ownership (virtual-nodes/ownership-map.ts) and range assignment (virtual-nodes/assignment.ts):
+ * the deterministic, order-independent pieces every peer computes on its own and must agree
+ * on (the member list: test/membership.test.ts).
  */
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
@@ -11,8 +11,6 @@ import { claimBeats, OwnershipMap, type OwnershipRecord } from '../virtual-nodes
 import { initialAssignment, joinShare, mostLoaded, successorOf } from '../virtual-nodes/assignment.ts'
 import { InvalidIntervalError } from '../virtual-nodes/errors.ts'
 import { comparePeerIds, type PeerId } from '../virtual-nodes/peer-id.ts'
-import { Membership } from '../overlay/membership.ts'
-import type { MemberFact, MemberStatus } from '../overlay/messages.ts'
 
 const SIZE = 64
 const OWNERS = ['a', 'b', 'c', 'd'] as const
@@ -431,84 +429,6 @@ describe('mostLoaded', () => {
       const best = Math.max(...entries.map(([, n]) => n))
       const want = entries.filter(([, n]) => n === best).map(([p]) => p).sort(comparePeerIds)[0]
       expect(a).toBe(want)
-    }), { numRuns: 200 })
-  })
-})
-
-describe('Membership', () => {
-  const f = (peer: PeerId, incarnation: number, status: MemberStatus): MemberFact => ({ peer, incarnation, status })
-
-  it('a new peer is a change from undefined; the same fact again changes nothing', () => {
-    const m = new Membership()
-    expect(m.statusOf('a')).toBeUndefined()
-    expect(m.incarnationOf('a')).toBe(-1)
-    expect(m.apply(f('a', 0, 'alive'))).toEqual({ peer: 'a', before: undefined, after: 'alive', incarnation: 0 })
-    expect(m.apply(f('a', 0, 'alive'))).toBeUndefined()
-    expect(m.isAlive('a')).toBe(true)
-    expect(m.size).toBe(1)
-  })
-
-  it('within one incarnation alive < left < dead: departures are final', () => {
-    const m = new Membership()
-    m.apply(f('a', 1, 'alive'))
-    expect(m.apply(f('a', 1, 'left'))).toEqual({ peer: 'a', before: 'alive', after: 'left', incarnation: 1 })
-    expect(m.apply(f('a', 1, 'alive'))).toBeUndefined()
-    expect(m.statusOf('a')).toBe('left')
-    expect(m.apply(f('a', 1, 'dead'))?.after).toBe('dead')
-    expect(m.apply(f('a', 1, 'left'))).toBeUndefined()
-    expect(m.apply(f('a', 1, 'alive'))).toBeUndefined()
-    expect(m.statusOf('a')).toBe('dead')
-    expect(m.isAlive('a')).toBe(false)
-  })
-
-  it('a higher incarnation wins over any status; a lower one never does', () => {
-    const m = new Membership()
-    m.apply(f('a', 1, 'dead'))
-    expect(m.apply(f('a', 0, 'alive'))).toBeUndefined()
-    expect(m.apply(f('a', 2, 'alive'))).toEqual({ peer: 'a', before: 'dead', after: 'alive', incarnation: 2 })
-    expect(m.incarnationOf('a')).toBe(2)
-    expect(m.apply(f('a', 1, 'dead'))).toBeUndefined()
-    expect(m.isAlive('a')).toBe(true)
-  })
-
-  it('alive() is sorted by peer id, excludes departed peers and follows changes', () => {
-    const m = new Membership()
-    for (const p of ['p9', 'p10', 'p2', 'p1']) m.apply(f(p, 0, 'alive'))
-    m.apply(f('p0', 0, 'dead'))
-    expect(m.alive()).toEqual(['p1', 'p10', 'p2', 'p9'])
-    const first = m.alive()
-    expect(m.alive()).toBe(first)
-    m.apply(f('p2', 0, 'left'))
-    expect(m.alive()).toEqual(['p1', 'p10', 'p9'])
-    m.apply(f('p0', 1, 'alive'))
-    expect(m.alive()).toEqual(['p0', 'p1', 'p10', 'p9'])
-    expect(m.facts().length).toBe(5)
-  })
-
-  it('property: any order of the same facts gives the same member list', () => {
-    const arbFact = fc.record({
-      peer: fc.constantFrom('a', 'b', 'c'),
-      incarnation: fc.nat(3),
-      status: fc.constantFrom<MemberStatus>('alive', 'left', 'dead')
-    })
-    const arb = fc.array(arbFact, { minLength: 1, maxLength: 15 }).chain((facts) =>
-      fc.tuple(fc.constant(facts), fc.shuffledSubarray(facts, { minLength: facts.length, maxLength: facts.length })))
-    const rank = { alive: 0, left: 1, dead: 2 }
-    fc.assert(fc.property(arb, ([facts, shuffled]) => {
-      const a = new Membership()
-      const b = new Membership()
-      for (const x of facts) a.apply(x)
-      for (const x of shuffled) b.apply(x)
-      const key = (m: Membership): string[] => m.facts().map((x) => `${x.peer}:${x.incarnation}:${x.status}`).sort()
-      expect(key(b)).toEqual(key(a))
-      expect(b.alive()).toEqual(a.alive())
-      for (const p of ['a', 'b', 'c']) {
-        const mine = facts.filter((x) => x.peer === p)
-        if (mine.length === 0) { expect(a.statusOf(p)).toBeUndefined(); continue }
-        const best = mine.reduce((x, y) => (y.incarnation > x.incarnation || (y.incarnation === x.incarnation && rank[y.status] > rank[x.status]) ? y : x))
-        expect(a.statusOf(p)).toBe(best.status)
-        expect(a.incarnationOf(p)).toBe(best.incarnation)
-      }
     }), { numRuns: 200 })
   })
 })

@@ -7,7 +7,7 @@
  * draining (overlay/ownership-engine.ts, `declareDead`), successors guessed for a leaver
  * re-homed (`rehomeOrphansOf`), a take-over's successor told what another view made it
  * (`takeOver`, `applyRecord`), and full checks after a restart nobody noticed
- * (core.onWelcome; the tree-level cases are in test/tree-changes).
+ * (core.onWelcome; the tree-level cases are in test/tree-restarts).
  */
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'

@@ -105,7 +105,7 @@ describe('swarm, probes download on demand: random scenarios keep the invariants
  * The same with every crash followed by the crashed peers' restart 1 to 800 ms later, often
  * before anyone noticed: peers hear of the new incarnation before, after or instead of the
  * old one's death, and the new one may have been adopted, or adopted others, in the trees
- * meanwhile (test/tree-changes, swarm-striped-8673). Long broadcasts in every other seed.
+ * meanwhile (test/tree-restarts, swarm-striped-8673). Long broadcasts in every other seed.
  */
 describe('swarm, quick restarts: random scenarios keep the invariants', () => {
   for (const seed of seeds(RESTART_SEEDS)) {

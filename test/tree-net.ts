@@ -1,6 +1,6 @@
 /**
  * A group of tree tables (trees/tree-table.ts) wired through per-link FIFO channels that a
- * test drains, shared by test/trees.test.ts and test/tree-changes.test.ts.
+ * test drains, shared by test/trees.test.ts, test/tree-changes.test.ts and test/tree-restarts.test.ts.
  */
 import { expect } from 'vitest'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
