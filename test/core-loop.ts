@@ -1,7 +1,8 @@
 /**
  * A tiny in-test message loop over several composed cores (overlay/core.ts): per-pair fixed
  * latency, FIFO links, a transfer time for bulky messages, timers at `nextTimeoutAt()`.
- * Shared by test/core*.test.ts, test/collective.test.ts and test/fallback-fanout.test.ts.
+ * Shared by test/core*.test.ts, test/collective.test.ts, test/fallback-fanout.test.ts and
+ * test/tree-restarts.test.ts.
  */
 import { isTreeRoot } from '../overlay/tree-roots.ts'
 import { expect } from 'vitest'
@@ -293,3 +294,11 @@ export function expectExactlyOnce (loop: Loop, id: string, vnodes: number, among
   expect(total).toBe(vnodes)
 }
 
+/** A lone core `a` of members a, b and c (8 virtual nodes) that has just declared `b` dead, its outputs so far taken. */
+export function coreThatDeclaredBDead (): TreecastCore {
+  const a = new TreecastCore({ self: 'a', random: () => 0.5, config: { suspectGraceMs: 0 } })
+  a.bootstrap(0, 8, ['a', 'b', 'c'])
+  a.peerDown(1, 'b')
+  a.takeOutputs()
+  return a
+}

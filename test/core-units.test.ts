@@ -12,6 +12,7 @@ import { resolveCoreConfig, type CoreConfig, type CoreInit } from '../overlay/co
 import { InvalidArgumentError, InvalidConfigError } from '../overlay/errors.ts'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { Message } from '../overlay/messages.ts'
+import { coreThatDeclaredBDead } from './core-loop.ts'
 
 describe('TimerQueue', () => {
   it('is empty at first', () => {
@@ -309,14 +310,9 @@ describe('resolveCoreConfig', () => {
 })
 
 describe('messages from a peer declared dead', () => {
-  it('are dropped, and the sender is told it is dead (at most once a second)', async () => {
-    const { TreecastCore } = await import('../overlay/core.ts')
-    const a = new TreecastCore({ self: 'a', random: () => 0.5, config: { suspectGraceMs: 0 } })
-    a.bootstrap(0, 8, ['a', 'b', 'c'])
-    a.takeOutputs()
-    a.peerDown(1, 'b')
+  it('are dropped, and the sender is told it is dead (at most once a second)', () => {
+    const a = coreThatDeclaredBDead()
     expect(a.members.statusOf('b')).toBe('dead')
-    a.takeOutputs()
     a.handle(2, 'b', { t: 'ping', nonce: 7 })
     const out = a.takeOutputs()
     expect(out.some((o) => o.type === 'send' && o.message.t === 'pong')).toBe(false)
@@ -333,12 +329,8 @@ describe('messages from a peer declared dead', () => {
 })
 
 describe('a peer declared dead that reconnects', () => {
-  it('is told it is dead; a live one is not', async () => {
-    const { TreecastCore } = await import('../overlay/core.ts')
-    const a = new TreecastCore({ self: 'a', random: () => 0.5, config: { suspectGraceMs: 0 } })
-    a.bootstrap(0, 8, ['a', 'b', 'c'])
-    a.peerDown(1, 'b')
-    a.takeOutputs()
+  it('is told it is dead; a live one is not', () => {
+    const a = coreThatDeclaredBDead()
     a.peerConnected(2, 'c')
     expect(a.takeOutputs().filter((o) => o.type === 'send')).toHaveLength(0)
     a.peerConnected(3, 'b')

@@ -10,6 +10,7 @@ import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { Message } from '../overlay/messages.ts'
 import { TREE_KINDS } from '../trees/tree-kind.ts'
 import { TreeNet, attractive } from './tree-net.ts'
+import { coreThatDeclaredBDead } from './core-loop.ts'
 
 describe('TreeTable: restarts and deaths heard of late', () => {
   it.each([false, true])('a peer that restarts before its crash is noticed, whose old children still point to it (full checks: %s; swarm-striped-8673)', (full) => {
@@ -150,12 +151,8 @@ describe('TreeTable: restarts and deaths heard of late', () => {
 })
 
 describe('tree ops from a peer declared dead', () => {
-  it('one that names this peer its parent (adopt, reach) is disowned, every time: it may be a newer incarnation that attached before this peer heard of it', async () => {
-    const { TreecastCore } = await import('../overlay/core.ts')
-    const a = new TreecastCore({ self: 'a', random: () => 0.5, config: { suspectGraceMs: 0 } })
-    a.bootstrap(0, 8, ['a', 'b', 'c'])
-    a.peerDown(1, 'b')
-    a.takeOutputs()
+  it('one that names this peer its parent (adopt, reach) is disowned, every time: it may be a newer incarnation that attached before this peer heard of it', () => {
+    const a = coreThatDeclaredBDead()
     const reach = IntervalSet.range(2, 4)
     const disownsTo = (at: number, msg: Message): unknown[] => {
       a.handle(at, 'b', msg)
