@@ -25,6 +25,7 @@ import type { ResolvedNodeConfig } from './config.ts'
 import { componentLog } from './log.ts'
 import { DialFailure, openStreamTo } from './dial-failure.ts'
 import { Fence, factsIn } from './fence.ts'
+import { estimateBytes, type Peer } from './link-peer.ts'
 
 /** Protocol of the per-neighbour control stream. */
 export const CONTROL_PROTOCOL = '/treecast/overlay/1.1.0'
@@ -53,20 +54,6 @@ export interface LinksHost {
 
 /** Most bytes of frames held after a stall (node/fence.ts): past it they are replayed. */
 export const FENCE_MAX_HELD_BYTES = 256 * 1024 * 1024
-
-interface Peer {
-  readonly id: string
-  incarnation: number | undefined
-  /** Open control channels (usually one; two after a simultaneous dial). */
-  readonly channels: FrameChannel[]
-  /** Messages waiting for the first channel. */
-  pending: Message[]
-  pendingBytes: number
-  dialing: boolean
-  lastUsedAt: number
-  /** The remote said it closes on purpose. */
-  byeReceived: boolean
-}
 
 /** Connections, streams, heartbeats and crash detection. */
 export class Links {
@@ -315,8 +302,7 @@ export class Links {
           from = h.id
           if (!bulk) {
             const p = this.peer(from)
-            if (p.incarnation !== undefined && h.incarnation > p.incarnation) for (const old of p.channels) old.abort(new Error('restarted'))
-            p.incarnation = h.incarnation
+            this.helloFrom(p, h.incarnation, ch)
             p.byeReceived = false
             ch.send(FrameKind.Hello, encodeHello(this.host.hello()))
             this.attach(p, ch)
@@ -331,6 +317,18 @@ export class Links {
     }, this.clock)
   }
 
+  /**
+   * `p` said hello on `ch` (accepted or dialled) as `incarnation`: a newer process than the
+   * one known makes the older one's channels stale, whichever side opened them.
+   */
+  private helloFrom (p: Peer, incarnation: number, ch: FrameChannel): void {
+    if (p.incarnation !== undefined && incarnation > p.incarnation) {
+      for (const old of p.channels) if (old !== ch) old.abort(new Error('restarted'))
+      p.byeReceived = false
+    }
+    p.incarnation = incarnation
+  }
+
   private channel (stream: Stream, peer: string): FrameChannel {
     let helloSeen = false
     const epoch = this.epoch
@@ -342,7 +340,7 @@ export class Links {
           if (h === undefined || h.id !== peer) { this.host.reject('bad-hello'); ch.abort(new Error('bad hello')); return }
           helloSeen = true
           const p = this.peers.get(peer)
-          if (p !== undefined) p.incarnation = h.incarnation
+          if (p !== undefined) this.helloFrom(p, h.incarnation, ch)
           return
         }
         this.onFrame(peer, kind, body, undefined)
@@ -488,13 +486,5 @@ export class Links {
         void ch.close()
       }
     }
-  }
-}
-
-function estimateBytes (msg: Message): number {
-  switch (msg.t) {
-    case 'chunk': return msg.data.byteLength + 128
-    case 'probe-rep': return msg.padding + 1024
-    default: return 1024
   }
 }

@@ -1,0 +1,30 @@
+/**
+ * One peer the node's links know (node/links.ts): its control channels, the messages that
+ * wait for the first one, and how many bytes a queued message is counted for.
+ */
+import type { FrameChannel } from './frame-channel.ts'
+import type { Message } from '../overlay/messages.ts'
+
+/** A peer's connection record. */
+export interface Peer {
+  readonly id: string
+  incarnation: number | undefined
+  /** Open control channels (usually one; two after a simultaneous dial). */
+  readonly channels: FrameChannel[]
+  /** Messages waiting for the first channel. */
+  pending: Message[]
+  pendingBytes: number
+  dialing: boolean
+  lastUsedAt: number
+  /** The remote said it closes on purpose. */
+  byeReceived: boolean
+}
+
+/** Bytes a message waiting for a channel is counted for (a bound, not its encoding). */
+export function estimateBytes (msg: Message): number {
+  switch (msg.t) {
+    case 'chunk': return msg.data.byteLength + 128
+    case 'probe-rep': return msg.padding + 1024
+    default: return 1024
+  }
+}

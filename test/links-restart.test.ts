@@ -1,0 +1,73 @@
+/**
+ * A peer that restarted says hello with a newer incarnation (node/links.ts): whichever side
+ * opened the channel that carries it, the older process's channels are aborted, so nothing
+ * more is written to or read from a process that is gone. An equal incarnation (both sides
+ * dialled at once) keeps both channels. Fake libp2p components, no sockets.
+ */
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { afterEach, describe, expect, it } from 'vitest'
+import { FrameKind } from '../node/frame-channel.ts'
+import { encodeHello } from '../node/hello.ts'
+import { FakeStream } from './fake-stream.ts'
+import { frame, rig, settled, type Rig } from './links-rig.ts'
+
+describe('a restarted peer says hello', () => {
+  let current: Rig | undefined
+  afterEach(async () => { await current?.links.stop(); current = undefined })
+
+  const target = async (): Promise<{ to: string, remote: string }> => {
+    const remote = peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()
+    return { to: `/ip4/127.0.0.1/tcp/4001/p2p/${remote}`, remote }
+  }
+  const hello = (to: string, incarnation: number): ReturnType<typeof frame> => frame(FrameKind.Hello, encodeHello({ id: to, incarnation }))
+
+  it('on a channel it opened: the older incarnation\'s channel is aborted, the new one kept', async () => {
+    const { to, remote } = await target()
+    const r = current = await rig([])
+    const old = new FakeStream()
+    r.inbound(old, remote)
+    old.feed(hello(to, 5))
+    const restarted = new FakeStream()
+    r.inbound(restarted, remote)
+    restarted.feed(hello(to, 6))
+    await settled()
+    expect(old.aborted?.message).toBe('restarted')
+    expect(restarted.aborted).toBeUndefined()
+    expect(r.links.connectedPeers()).toEqual([to])
+    expect(r.down).toEqual([])
+  })
+
+  it('on a channel this peer dialled: the older incarnation\'s inbound channel is aborted', async () => {
+    const { to, remote } = await target()
+    const old = new FakeStream()
+    let r: Rig | undefined
+    // While our dial is under way the old process's inbound channel arrives (it had not
+    // crashed yet, or its hello was late); the dial then reaches the new process.
+    current = r = await rig([{ before: () => { r?.inbound(old, remote); old.feed(hello(to, 5)) }, then: 'connect' }])
+    r.links.send(to, { t: 'ping', nonce: 1 }, undefined)
+    await settled()
+    const [dialled] = r.streams as [FakeStream]
+    expect(old.aborted).toBeUndefined()
+    dialled.feed(hello(to, 6))
+    await settled()
+    expect(old.aborted?.message).toBe('restarted')
+    expect(dialled.aborted).toBeUndefined()
+    expect(r.links.connectedPeers()).toEqual([to])
+    expect(r.down).toEqual([])
+  })
+
+  it('with the same incarnation on both channels (a simultaneous dial) keeps both', async () => {
+    const { to, remote } = await target()
+    const theirs = new FakeStream()
+    let r: Rig | undefined
+    current = r = await rig([{ before: () => { r?.inbound(theirs, remote); theirs.feed(hello(to, 5)) }, then: 'connect' }])
+    r.links.send(to, { t: 'ping', nonce: 1 }, undefined)
+    await settled()
+    const [dialled] = r.streams as [FakeStream]
+    dialled.feed(hello(to, 5))
+    await settled()
+    expect(theirs.aborted).toBeUndefined()
+    expect(dialled.aborted).toBeUndefined()
+  })
+})
