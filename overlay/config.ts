@@ -4,6 +4,7 @@
  */
 import { InvalidConfigError } from './errors.ts'
 import { MAX_STRIPES } from './stripes.ts'
+import { unknownKey } from './unknown-keys.ts'
 
 /** 003 §IV-A: bandwidth is measured by downloading 128 KB from the candidate. */
 export const DEFAULT_PROBE_BYTES = 128 * 1024
@@ -405,6 +406,8 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     suspectGraceMs: init.suspectGraceMs ?? DEFAULT_SUSPECT_GRACE_MS,
     joinPolicy: init.joinPolicy ?? 'contact'
   }
+  const unknown = unknownKey(init, Object.keys(c))
+  if (unknown !== undefined) throw new InvalidConfigError(`${unknown} is not a core option (CoreInit, overlay/config.ts)`)
   const positive: Array<keyof CoreConfig> = ['probeBytes', 'probeTimeoutMs', 'switchPointBytes', 'chunkBytes',
     'reduceTimeoutFactor', 'reduceRetryMs', 'reduceMaxDurationMs', 'reduceSegmentBytes', 'reduceMinSegmentBytes', 'failureDetectionTimeoutMs', 'lockTimeoutMs',
     'leaveTimeoutMs', 'maxPayloadBytes', 'dedupeCapacity', 'maxActiveTransfers', 'transferIdleMs', 'maxHops',

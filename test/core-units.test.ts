@@ -256,6 +256,11 @@ describe('resolveCoreConfig', () => {
     expect(c.probeDetour).toBe(false)
   })
 
+  it('rejects an option it does not know (a misspelt one would be ignored and its default used)', () => {
+    expectBad({ probeBytez: 5 }, 'probeBytez')
+    expect(() => resolveCoreConfig({ probeBytes: undefined })).not.toThrow()
+  })
+
   it('probeDetour must be a boolean', () => {
     for (const v of [1, 'yes']) expectBad({ probeDetour: v as unknown as boolean }, 'probeDetour')
     expect(resolveCoreConfig({ probeDetour: true }).probeDetour).toBe(true)

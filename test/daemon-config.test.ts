@@ -85,6 +85,9 @@ describe('daemon config files', () => {
     expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('g.toml', '[core]\nprobeTimeoutMs = -5\n')) }))).toBe('core.probeTimeoutMs')
     expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('h.toml', 'listen = ["nonsense"]\n')) }))).toBe('listen')
     expect(fieldOf(() => resolveConfig({ file: {}, env: { TREECAST_FRESH: 'maybe' } }))).toBe('fresh')
+    // A misspelt option in [core] or [net] is an error, not a silent default.
+    expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('o.toml', '[core]\nprobeTimeoutMz = 500\n')) }))).toBe('core.probeTimeoutMz')
+    expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('p.toml', '[net]\nmaxPeerz = 32\n')) }))).toBe('net.maxPeerz')
   })
 
   it('a file that does not parse or is missing is a config error with the path', () => {

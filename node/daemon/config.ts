@@ -10,7 +10,8 @@ import { isAbsolute, resolve } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
 import { parse as parseToml } from 'smol-toml'
 import { resolveCoreConfig, type CoreInit } from '../../overlay/config.ts'
-import { resolveNodeConfig, type NodeNetInit } from '../config.ts'
+import { DEFAULT_NODE_NET, resolveNodeConfig, type NodeNetInit } from '../config.ts'
+import { unknownKey } from '../../overlay/unknown-keys.ts'
 import { IntervalSet } from '../../virtual-nodes/interval-set.ts'
 
 /** A bad configuration value; `field` is the config key (as in the file). */
@@ -269,6 +270,8 @@ function validate (cfg: DaemonConfig): void {
   if (cfg.pskFile !== undefined) readPsk(cfg.pskFile)
   // The node's own validation, with its field names prefixed.
   try { resolveCoreConfig(cfg.core) } catch (err) { throw new ConfigError(`core.${fieldOf(err)}`, (err as Error).message) }
+  const unknownNet = unknownKey(cfg.net, Object.keys(DEFAULT_NODE_NET))
+  if (unknownNet !== undefined) throw new ConfigError(`net.${unknownNet}`, 'unknown field')
   try { resolveNodeConfig(cfg.net) } catch (err) { throw new ConfigError(`net.${fieldOf(err)}`, (err as Error).message) }
 }
 
