@@ -1,10 +1,16 @@
 /**
  * Scenario files: the topology, the number of virtual nodes, the seed and a timed
  * schedule. The format is documented in experiments/README.md; this module validates a
- * parsed JSON value into a Scenario and throws InvalidScenarioError naming the bad field.
+ * parsed JSON value into a Scenario and throws InvalidScenarioError naming the bad field:
+ * a field it does not know (a misspelt `peers` would otherwise select every peer), a
+ * value of the wrong type, a peer or cluster the topology does not have, a bad topology
+ * or core option.
  */
-import type { CoreInit } from '../../overlay/config.ts'
+import { resolveCoreConfig, type CoreInit } from '../../overlay/config.ts'
+import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
+import { unknownKey } from '../../overlay/unknown-keys.ts'
 import type { TopologyInit } from './network.ts'
+import { peerName, resolveTopology, type Topology } from './topology.ts'
 
 /** Which peers an action applies to. */
 export interface PeerSelector {
@@ -51,34 +57,74 @@ export class InvalidScenarioError extends Error {
   override name = 'InvalidScenarioError'
 }
 
-const ACTIONS = new Set(['broadcast', 'reduce', 'leave', 'crash', 'join'])
+/** Every top-level field of a scenario (the type checker keeps the list complete). */
+const SCENARIO_FIELDS = fieldsOf({ name: true, seed: true, topology: true, vnodes: true, initialPeers: true, core: true, crashDetectionMs: true, until: true, drainMs: true, wireCheck: true, schedule: true } satisfies Record<keyof Scenario, true>)
 
-/** Validates a parsed JSON value as a scenario. */
+const SELECTOR = ['peers', 'count', 'fraction', 'cluster'] as const
+/** The fields each kind of action takes, `at` and `do` aside. */
+const ACTION_FIELDS: Readonly<Record<Action['do'], ReadonlySet<string>>> = {
+  broadcast: fieldsOf({ at: true, do: true, root: true, bytes: true, every: true, count: true, backToBack: true, until: true, tree: true } satisfies Record<keyof Extract<Action, { do: 'broadcast' }>, true>),
+  reduce: fieldsOf({ at: true, do: true, root: true, op: true, length: true, every: true, count: true, collective: true } satisfies Record<keyof Extract<Action, { do: 'reduce' }>, true>),
+  leave: new Set(['at', 'do', ...SELECTOR]),
+  crash: new Set(['at', 'do', ...SELECTOR]),
+  join: new Set(['at', 'do', 'rejoin', ...SELECTOR])
+}
+
+function fieldsOf (o: object): ReadonlySet<string> { return new Set(Object.keys(o)) }
+
+/** Validates a parsed JSON value as a scenario (a Scenario built in code may be passed too: it is checked the same way). */
 export function parseScenario (raw: unknown): Scenario {
   const fail = (m: string): never => { throw new InvalidScenarioError(m) }
-  if (typeof raw !== 'object' || raw === null) fail('scenario must be a JSON object')
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('scenario must be a JSON object')
   const s = raw as Record<string, unknown>
+  const unknown = unknownKey(s, SCENARIO_FIELDS)
+  if (unknown !== undefined) fail(`${unknown} is not a scenario field (experiments/README.md)`)
   if (typeof s.name !== 'string') fail('name must be a string')
-  if (!Number.isInteger(s.seed)) fail('seed must be an integer')
-  if (typeof s.topology !== 'object' || s.topology === null) fail('topology must be an object')
-  if (typeof s.until !== 'number' || !(s.until > 0)) fail('until must be a number > 0')
+  if (!Number.isSafeInteger(s.seed)) fail('seed must be an integer')
+  let topology: Topology
+  try { topology = resolveTopology(s.topology as TopologyInit) } catch (err) { return fail(`topology: ${(err as Error).message}`) }
+  if (s.core !== undefined && (typeof s.core !== 'object' || s.core === null || Array.isArray(s.core))) fail('core must be an object')
+  try { resolveCoreConfig(s.core as CoreInit | undefined) } catch (err) { fail(`core: ${(err as Error).message}`) }
+  if (typeof s.until !== 'number' || !(s.until > 0) || !Number.isFinite(s.until)) fail('until must be a finite number > 0')
   if (!Array.isArray(s.schedule)) fail('schedule must be an array')
-  for (const key of ['vnodes', 'initialPeers', 'crashDetectionMs', 'drainMs'] as const) {
-    if (s[key] !== undefined && (typeof s[key] !== 'number' || !((s[key] as number) >= 0))) fail(`${key} must be a number >= 0`)
+  for (const key of ['crashDetectionMs', 'drainMs'] as const) {
+    if (s[key] !== undefined && (typeof s[key] !== 'number' || !((s[key] as number) >= 0) || !Number.isFinite(s[key]))) fail(`${key} must be a finite number >= 0`)
   }
+  const peerCount = topology.peerCount
+  if (s.initialPeers !== undefined && !(Number.isSafeInteger(s.initialPeers) && (s.initialPeers as number) >= 1 && (s.initialPeers as number) <= peerCount)) fail(`initialPeers must be an integer in 1..${peerCount} (the topology's peers)`)
+  if (s.vnodes !== undefined && !(Number.isSafeInteger(s.vnodes) && (s.vnodes as number) >= 1)) fail('vnodes must be an integer >= 1')
+  if (s.wireCheck !== undefined && typeof s.wireCheck !== 'boolean') fail('wireCheck must be a boolean')
+  const names = new Set(Array.from({ length: peerCount }, (_, i) => peerName(i)))
+  const clusters = new Set(topology.clusters.map((c) => c.name))
   ;(s.schedule as unknown[]).forEach((a, i) => {
-    if (typeof a !== 'object' || a === null) fail(`schedule[${i}] must be an object`)
+    const at = `schedule[${i}]`
+    if (typeof a !== 'object' || a === null || Array.isArray(a)) fail(`${at} must be an object`)
     const act = a as Record<string, unknown>
-    if (typeof act.at !== 'number' || !(act.at >= 0)) fail(`schedule[${i}].at must be a number >= 0`)
-    if (typeof act.do !== 'string' || !ACTIONS.has(act.do)) fail(`schedule[${i}].do must be one of ${[...ACTIONS].join(', ')}`)
-    if (act.do === 'broadcast' && (typeof act.bytes !== 'number' || !(act.bytes >= 0))) fail(`schedule[${i}].bytes must be a number >= 0`)
-    for (const key of ['every', 'count', 'fraction', 'length', 'until']) {
-      if (act[key] !== undefined && (typeof act[key] !== 'number' || !((act[key] as number) >= 0))) fail(`schedule[${i}].${key} must be a number >= 0`)
+    if (typeof act.at !== 'number' || !(act.at >= 0) || !Number.isFinite(act.at)) fail(`${at}.at must be a finite number >= 0`)
+    if (typeof act.do !== 'string' || !Object.hasOwn(ACTION_FIELDS, act.do)) fail(`${at}.do must be one of ${Object.keys(ACTION_FIELDS).join(', ')}`)
+    const kind = act.do as Action['do']
+    const bad = unknownKey(act, ACTION_FIELDS[kind])
+    if (bad !== undefined) fail(`${at}.${bad} is not a field of a ${kind} (${[...ACTION_FIELDS[kind]].join(', ')})`)
+    if (kind === 'broadcast' && !(Number.isSafeInteger(act.bytes) && (act.bytes as number) >= 0)) fail(`${at}.bytes must be an integer >= 0`)
+    for (const key of ['every', 'until']) {
+      if (act[key] !== undefined && (typeof act[key] !== 'number' || !((act[key] as number) >= 0) || !Number.isFinite(act[key]))) fail(`${at}.${key} must be a finite number >= 0`)
     }
-    if (act.collective !== undefined && (act.do !== 'reduce' || typeof act.collective !== 'boolean')) fail(`schedule[${i}].collective must be a boolean, on a reduce`)
-    if (act.peers !== undefined && act.peers !== 'left' && act.peers !== 'crashed' && !(Array.isArray(act.peers) && act.peers.every((p) => typeof p === 'string'))) {
-      fail(`schedule[${i}].peers must be an array of peer names, 'left' or 'crashed'`)
+    for (const key of ['count', 'length']) {
+      if (act[key] !== undefined && !(Number.isSafeInteger(act[key]) && (act[key] as number) >= 0)) fail(`${at}.${key} must be an integer >= 0`)
     }
+    if (act.fraction !== undefined && !(typeof act.fraction === 'number' && act.fraction >= 0 && act.fraction <= 1)) fail(`${at}.fraction must be a number in [0, 1]`)
+    for (const key of ['collective', 'backToBack', 'rejoin']) {
+      if (act[key] !== undefined && typeof act[key] !== 'boolean') fail(`${at}.${key} must be a boolean`)
+    }
+    if (act.tree !== undefined && act.tree !== 'auto' && act.tree !== 'lat' && act.tree !== 'bw') fail(`${at}.tree must be 'auto', 'lat' or 'bw'`)
+    if (act.op !== undefined && (typeof act.op !== 'string' || !BUILTIN_OPS.has(act.op))) fail(`${at}.op must be one of ${[...BUILTIN_OPS.keys()].join(', ')}`)
+    if (act.root !== undefined && act.root !== 'random' && (typeof act.root !== 'string' || !names.has(act.root))) fail(`${at}.root must be 'random' or a peer of the topology (p0000..${peerName(peerCount - 1)}), got ${JSON.stringify(act.root)}`)
+    if (act.peers !== undefined && act.peers !== 'left' && act.peers !== 'crashed') {
+      if (!Array.isArray(act.peers) || !act.peers.every((p) => typeof p === 'string')) fail(`${at}.peers must be an array of peer names, 'left' or 'crashed'`)
+      const stranger = (act.peers as string[]).find((p) => !names.has(p))
+      if (stranger !== undefined) fail(`${at}.peers names '${stranger}', not a peer of the topology (p0000..${peerName(peerCount - 1)})`)
+    }
+    if (act.cluster !== undefined && (typeof act.cluster !== 'string' || !clusters.has(act.cluster))) fail(`${at}.cluster must name a cluster of the topology (${[...clusters].join(', ')}), got ${JSON.stringify(act.cluster)}`)
   })
   return s as unknown as Scenario
 }

@@ -11,10 +11,11 @@ import type { Output } from '../../overlay/outputs.ts'
 import { decodeMessage, encodeMessage, wireSize } from '../../overlay/codec.ts'
 import { EventQueue } from './event-queue.ts'
 import { Network, resolveTopology, type Topology } from './network.ts'
+import { peerName } from './topology.ts'
 import { Rng } from './rng.ts'
 import { Checker } from './checker.ts'
 import { contribute } from './ground-truth.ts'
-import type { Action, PeerSelector, Scenario } from './scenario.ts'
+import { parseScenario, type Action, type PeerSelector, type Scenario } from './scenario.ts'
 import { buildReport, type BcastTrack, type RedTrack, type SimReport } from './report.ts'
 import { Stability, type PeerStability } from './stability.ts'
 import { StreamLanes } from './lanes.ts'
@@ -46,10 +47,7 @@ interface SimPeer extends PeerStability {
 }
 
 
-/** Peer names sort in index order: p0000, p0001, ... */
-export function peerName (i: number): string {
-  return `p${String(i).padStart(4, '0')}`
-}
+export { peerName }
 
 /** One simulated run. */
 export class Simulation {
@@ -76,7 +74,9 @@ export class Simulation {
   /** Optional trace of ownership, membership and lifecycle events (debugging). */
   trace: ((line: string) => void) | null = null
 
+  /** @throws InvalidScenarioError when the scenario is not valid (see parseScenario) */
   constructor (readonly scenario: Scenario, readonly seed: number = scenario.seed) {
+    parseScenario(scenario)
     this.topology = resolveTopology(scenario.topology)
     this.rng = new Rng(seed)
     this.net = new Network(this.topology, (t, fn) => this.queue.push(t, { k: 'net', fn }))
@@ -91,9 +91,7 @@ export class Simulation {
       (v) => this.peers.filter((q) => q.core !== null && q.lastOwned.has(v)).map((q) => q.index))
     for (const a of scenario.schedule) {
       if ((a.do === 'broadcast' || a.do === 'reduce') && a.root !== undefined && a.root !== 'random') {
-        const i = this.byName.get(a.root)
-        if (i === undefined) throw new Error(`schedule names unknown peer '${a.root}'`)
-        this.protectedRoots.add(i)
+        this.protectedRoots.add(this.byName.get(a.root) as number)
       }
     }
   }

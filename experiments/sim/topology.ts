@@ -4,6 +4,7 @@
  * network.ts, which is the module to import.
  */
 import { InvalidTopologyError } from './errors.ts'
+import { unknownKey } from '../../overlay/unknown-keys.ts'
 
 /** Intra-cluster RTT default: a few hundred microseconds (003 §V). */
 export const DEFAULT_INTRA_RTT_MS = 0.3
@@ -166,12 +167,24 @@ function resolveMatrix(field: string, v: unknown, k: number, min: 'zero' | 'posi
   }))
 }
 
+/** Peer names sort in index order: p0000, p0001, ... */
+export function peerName (i: number): string {
+  return `p${String(i).padStart(4, '0')}`
+}
+
+/** Every field of TopologyInit (the type checker keeps the list complete). */
+const TOPOLOGY_FIELDS: ReadonlySet<string> = new Set(Object.keys({
+  clusters: true, intraRttMs: true, interRttMs: true, peerLinkBytesPerSec: true, wanLinkBytesPerSec: true, perMessageCostMs: true, perByteCostMs: true, smallMessageBytes: true, wanQueueing: true, uplinkQueueing: true
+} satisfies Record<keyof TopologyInit, true>))
+
 function resolveClusters(v: unknown): ResolvedCluster[] {
   if (!Array.isArray(v) || v.length === 0) fail('clusters must be a non-empty array')
   const names = new Set<string>()
   let firstPeer = 0
   return v.map((c: unknown, i): ResolvedCluster => {
     const { name, peers } = (typeof c === 'object' && c !== null ? c : {}) as Partial<Record<'name' | 'peers', unknown>>
+    const unknown = typeof c === 'object' && c !== null ? unknownKey(c, ['name', 'peers']) : undefined
+    if (unknown !== undefined) fail(`clusters[${i}].${unknown} is not a cluster field (name, peers)`)
     if (typeof name !== 'string' || name === '') fail(`clusters[${i}].name must be a non-empty string`)
     if (names.has(name)) fail(`clusters[${i}].name '${name}' is not unique`)
     names.add(name)
@@ -190,6 +203,8 @@ function resolveClusters(v: unknown): ResolvedCluster[] {
  */
 export function resolveTopology(init: TopologyInit): Topology {
   if (typeof init !== 'object' || init === null) fail('topology must be an object')
+  const unknown = unknownKey(init, TOPOLOGY_FIELDS)
+  if (unknown !== undefined) fail(`${unknown} is not a topology field (experiments/README.md)`)
   const clusters = resolveClusters(init.clusters)
   const k = clusters.length
   const intraRttMs = resolveVector('intraRttMs', init.intraRttMs ?? DEFAULT_INTRA_RTT_MS, k)

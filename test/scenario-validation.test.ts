@@ -1,0 +1,79 @@
+/**
+ * Scenario files are checked before a run (experiments/sim/scenario.ts): a field the format
+ * does not have, a value of the wrong type, a peer or cluster the topology lacks, or a bad
+ * topology or core option is an InvalidScenarioError naming it (the CLI exits 2). Before,
+ * a misspelt selector (`peer` for `peers`) selected every running peer, and an unknown
+ * peer name or cluster selected nobody, both without a word.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { InvalidScenarioError, parseScenario, type Scenario } from '../experiments/sim/scenario.ts'
+import { Simulation } from '../experiments/sim/simulation.ts'
+
+const base = (): Record<string, unknown> => ({
+  name: 't',
+  seed: 1,
+  topology: { clusters: [{ name: 'a', peers: 3 }, { name: 'b', peers: 3 }] },
+  until: 1000,
+  schedule: [{ at: 100, do: 'broadcast', root: 'p0000', bytes: 1 }]
+})
+
+/** `change` applied to a valid scenario must be rejected with a message matching `says`. */
+function rejects (change: (s: Record<string, unknown>) => void, says: RegExp): void {
+  const s = base()
+  change(s)
+  let err: unknown
+  try { parseScenario(s) } catch (e) { err = e }
+  expect(err, JSON.stringify(s)).toBeInstanceOf(InvalidScenarioError)
+  expect((err as Error).message).toMatch(says)
+}
+const action = (a: Record<string, unknown>) => (s: Record<string, unknown>): void => { s.schedule = [a] }
+
+describe('parseScenario', () => {
+  it('accepts every scenario shipped in experiments/scenarios', () => {
+    const dir = new URL('../experiments/scenarios/', import.meta.url)
+    const files = readdirSync(dir).filter((f) => f.endsWith('.json'))
+    expect(files.length).toBeGreaterThan(10)
+    for (const f of files) expect(() => parseScenario(JSON.parse(readFileSync(new URL(f, dir), 'utf8'))), f).not.toThrow()
+  })
+
+  it('rejects fields it does not know, at every level', () => {
+    rejects((s) => { s.sead = 2 }, /^sead is not a scenario field/)
+    rejects(action({ at: 1, do: 'crash', peer: ['p0001'] }), /^schedule\[0\]\.peer is not a field of a crash \(at, do, peers, count, fraction, cluster\)/)
+    rejects(action({ at: 1, do: 'broadcast', bytes: 1, rejoin: true }), /schedule\[0\]\.rejoin is not a field of a broadcast/)
+    rejects((s) => { (s.topology as Record<string, unknown>).intraRtMs = 1 }, /^topology: intraRtMs is not a topology field/)
+    rejects((s) => { s.topology = { clusters: [{ name: 'a', peers: 2, size: 3 }] } }, /^topology: clusters\[0\]\.size is not a cluster field/)
+    rejects((s) => { s.core = { probeBytez: 5 } }, /^core: probeBytez is not a core option/)
+  })
+
+  it('rejects peers and clusters the topology does not have', () => {
+    rejects(action({ at: 1, do: 'crash', peers: ['p0001', 'p0006'] }), /peers names 'p0006', not a peer of the topology \(p0000\.\.p0005\)/)
+    rejects(action({ at: 1, do: 'leave', count: 1, cluster: 'c' }), /cluster must name a cluster of the topology \(a, b\), got "c"/)
+    rejects(action({ at: 1, do: 'broadcast', root: 'p9', bytes: 1 }), /root must be 'random' or a peer of the topology/)
+    rejects((s) => { s.initialPeers = 7 }, /initialPeers must be an integer in 1\.\.6/)
+  })
+
+  it('rejects values of the wrong type or range, naming the field', () => {
+    rejects(action({ at: 1, do: 'leave', fraction: 1.5 }), /schedule\[0\]\.fraction must be a number in \[0, 1\]/)
+    rejects(action({ at: 1, do: 'crash', count: 1.5 }), /schedule\[0\]\.count must be an integer/)
+    rejects(action({ at: 1, do: 'broadcast', bytes: 1, tree: 'fast' }), /tree must be 'auto', 'lat' or 'bw'/)
+    rejects(action({ at: 1, do: 'reduce', op: 'avg' }), /op must be one of sum, prod, min, max/)
+    rejects(action({ at: 1, do: 'join', peers: 'left', rejoin: 'yes' }), /rejoin must be a boolean/)
+    rejects(action({ at: 1, do: 'broadcast', bytes: 1, backToBack: 1 }), /backToBack must be a boolean/)
+    rejects(action({ at: 1, do: 'broadcast' }), /bytes must be an integer >= 0/)
+    rejects(action({ at: -1, do: 'crash', count: 1 }), /at must be a finite number >= 0/)
+    rejects(action({ at: 1, do: 'explode' }), /do must be one of broadcast, reduce, leave, crash, join/)
+    rejects((s) => { s.vnodes = 0 }, /vnodes must be an integer >= 1/)
+    rejects((s) => { s.wireCheck = 'on' }, /wireCheck must be a boolean/)
+    rejects((s) => { s.core = [] }, /core must be an object/)
+    rejects((s) => { s.until = Infinity }, /until must be a finite number > 0/)
+    rejects((s) => { s.topology = { clusters: [] } }, /^topology: clusters must be a non-empty array/)
+  })
+
+  it('a scenario built in code is checked when a Simulation is made of it', () => {
+    const s = base()
+    s.schedule = [{ at: 1, do: 'crash', peer: ['p0001'] }]
+    expect(() => new Simulation(s as unknown as Scenario)).toThrow(InvalidScenarioError)
+    expect(new Simulation(base() as unknown as Scenario).run().totals.broadcastsComplete).toBe(1)
+  })
+})
