@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { IntervalSet } from '../virtual-nodes/interval-set.ts'
-import type { Range } from '../virtual-nodes/interval-set.ts'
-import { DEFAULT_CODEC_LIMITS, decodeMessage, encodeMessage, wireSize } from '../overlay/codec.ts'
+import { decodeMessage, encodeMessage, wireSize } from '../overlay/codec.ts'
 import { WireError } from '../overlay/wire-errors.ts'
-import type { FactsMessage, Message, MessageType, ProbeTreeEntry, StreamOpen, TreeOp } from '../overlay/messages.ts'
-import { MAX_STRIPES } from '../overlay/stripes.ts'
-import { MAX_TREE_ENTRIES } from '../trees/tree-entries.ts'
+import type { Message, MessageType, StreamOpen } from '../overlay/messages.ts'
+import { messageArbitrary } from './arb-messages.ts'
 import { roundTrip, tryDecode, rejects, raw, S2, BIG, OPS, OPEN, STRIPED_OPEN, EXAMPLES } from './codec-fixtures.ts'
 
 describe('round trip', () => {
@@ -105,97 +102,7 @@ describe('round trip', () => {
   })
 })
 
-// ---------------------------------------------------------------------------------------
-// Arbitraries
-
-const arbPeer = fc.oneof(fc.string({ minLength: 1, maxLength: 20 }), fc.nat(9999).map((n) => `p${n}`))
-const arbId = fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.tuple(arbPeer, fc.nat()).map(([p, n]) => `${p}/${n}`))
-const arbOpName = fc.constantFrom('sum', 'max', 'min', 'prod')
-const arbSet = fc.array(
-  fc.tuple(fc.nat(2 ** 31 - 1), fc.oneof(fc.nat(50), fc.nat(2 ** 31))).map(([s, len]): Range => [s, Math.min(s + len, 2 ** 31)]),
-  { maxLength: 8 }
-).map((rs) => IntervalSet.fromRanges(rs))
-const noNegZero = (x: number): number => (x === 0 ? 0 : x)
-const arbFinite = fc.double({ noNaN: true, noDefaultInfinity: true }).map(noNegZero)
-const arbMetric = fc.oneof(fc.constant(-1), fc.double({ min: 0, max: 1e12, noNaN: true }).map(noNegZero))
-const arbSafeInt = fc.maxSafeInteger().map(noNegZero)
-const arbCount = fc.oneof(fc.nat(1000), fc.maxSafeNat())
-const arbKind = fc.constantFrom('lat' as const, 'bw' as const)
-const arbRecord = fc.record({ ranges: arbSet, owner: arbPeer, version: arbCount })
-const arbPath = fc.array(arbPeer, { maxLength: 6 })
-const arbEntries = fc.array(fc.record({ peer: arbPeer, reach: arbSet }), { minLength: 1, maxLength: MAX_TREE_ENTRIES })
-
-const arbTreeOp: fc.Arbitrary<TreeOp> = fc.oneof(
-  fc.record({ op: fc.constant('check' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer, dist: arbFinite, path: arbPath, short: fc.constant(true as const) }, { requiredKeys: ['op', 'kind', 'root', 'id', 'origin', 'dist', 'path'] }),
-  fc.record({ op: fc.constant('result' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, ok: fc.boolean(), dist: arbFinite, path: arbPath }),
-  fc.record({ op: fc.constant('adopt' as const), kind: arbKind, root: arbPeer, reach: arbSet, bw: fc.double({ min: 0, max: 1e12, noNaN: true }), entries: arbEntries }, { requiredKeys: ['op', 'kind', 'root', 'reach', 'bw'] }),
-  fc.record({ op: fc.constantFrom('detach' as const, 'disown' as const), kind: arbKind, root: arbPeer }),
-  fc.record({ op: fc.constant('unlock' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer }),
-  fc.record({ op: fc.constant('reach' as const), kind: arbKind, root: arbPeer, reach: arbSet, entries: arbEntries }, { requiredKeys: ['op', 'kind', 'root', 'reach'] }),
-  fc.record({ op: fc.constant('metric' as const), kind: arbKind, root: arbPeer, value: arbFinite })
-)
-
-const arbOpen: fc.Arbitrary<StreamOpen> = fc.record({
-  id: arbId,
-  origin: arbPeer,
-  mode: fc.constantFrom('lat' as const, 'bw' as const, 'direct' as const),
-  header: arbSet,
-  chunkCount: fc.integer({ min: 1, max: 1_000_000 }),
-  totalBytes: arbCount,
-  fallback: fc.boolean(),
-  reduce: fc.record({ op: arbOpName, rootVnode: fc.nat(2 ** 31 - 1), length: fc.nat(DEFAULT_CODEC_LIMITS.maxMessageBytes / 8), segment: fc.integer({ min: 1, max: DEFAULT_CODEC_LIMITS.maxMessageBytes / 8 }) }, { requiredKeys: ['op', 'rootVnode', 'length'] }),
-  hops: fc.nat(64),
-  combine: fc.record({ to: arbPeer, extra: arbSet }, { requiredKeys: ['extra'] }),
-  stripes: fc.integer({ min: 2, max: MAX_STRIPES }),
-  stripe: fc.nat(MAX_STRIPES - 1),
-  relay: fc.array(fc.record({ to: arbPeer, header: arbSet }), { maxLength: MAX_STRIPES })
-}, { requiredKeys: ['id', 'origin', 'mode', 'header', 'chunkCount', 'totalBytes', 'fallback', 'hops'] })
-  // A combining plan only comes with a reduction start.
-  .map((o) => (o.reduce === undefined && o.combine !== undefined ? (({ combine: _, ...rest }) => rest)(o) : o))
-  // A stripe (and relays) only with a stripe count, below it.
-  .map((o) => {
-    const { stripes, stripe, relay, ...rest } = o
-    if (stripes === undefined) return rest
-    return { ...rest, stripes, ...(stripe !== undefined ? { stripe: stripe % stripes } : {}), ...(relay !== undefined ? { relay } : {}) }
-  })
-
-const arbProbeEntry: fc.Arbitrary<ProbeTreeEntry> = fc.record({
-  root: arbPeer, dist: arbMetric, est: arbMetric, latChildren: fc.nat(100), bwChildren: fc.nat(100)
-})
-
-const arbMessage: fc.Arbitrary<Message> = fc.oneof(
-  fc.record({ t: fc.constant('join' as const), incarnation: arbCount, want: arbSet }, { requiredKeys: ['t', 'incarnation'] }),
-  fc.record({
-    t: fc.constant('facts' as const),
-    vnodeCount: fc.nat(2 ** 31),
-    members: fc.array(fc.record({ peer: arbPeer, incarnation: arbCount, status: fc.constantFrom('alive' as const, 'left' as const, 'dead' as const) }), { maxLength: 8 }),
-    records: fc.array(arbRecord, { maxLength: 8 }),
-    welcome: fc.boolean()
-  }).chain((m) => fc.constantFrom<FactsMessage>(m, { ...m, claim: true })),
-  fc.record({ t: fc.constant('give' as const), to: arbPeer, ranges: arbSet }),
-  fc.record({ t: fc.constant('handoff' as const), record: arbRecord, delivered: fc.array(fc.record({ streamId: arbId, vnodes: arbSet }), { maxLength: 5 }) }).chain((m) => fc.constantFrom<Message>(m, { ...m, lost: true })),
-  fc.record({ t: fc.constantFrom('handoff-ack' as const, 'claim-ack' as const), version: arbCount, ranges: arbSet }),
-  fc.record({ t: fc.constantFrom('ping' as const, 'pong' as const, 'probe-req' as const), nonce: arbSafeInt }),
-  fc.record({
-    t: fc.constant('probe-rep' as const),
-    nonce: arbSafeInt,
-    trees: fc.array(arbProbeEntry, { maxLength: 6 }),
-    padding: fc.nat(3000),
-    near: fc.array(fc.record({ peer: arbPeer, rttMs: fc.double({ min: 0, max: 1e6, noNaN: true }) }), { maxLength: 8 })
-  }, { requiredKeys: ['t', 'nonce', 'trees', 'padding'] }),
-  fc.record({ t: fc.constant('tree' as const), ops: fc.array(arbTreeOp, { maxLength: 8 }) }),
-  fc.record({ t: fc.constant('chunk' as const), stream: arbCount, index: fc.nat(1_000_000), data: fc.uint8Array({ maxLength: 300 }), open: arbOpen }, { requiredKeys: ['t', 'stream', 'index', 'data'] })
-    .map((m) => (m.open !== undefined && m.index >= m.open.chunkCount ? { ...m, index: m.open.chunkCount - 1 } : m)),
-  fc.record({ t: fc.constant('ack' as const), stream: arbCount, away: fc.constant(true as const) }, { requiredKeys: ['t', 'stream'] }),
-  fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }), seg: fc.nat(1000), coll: fc.record({ length: fc.integer({ min: 1, max: 100_000 }), segment: fc.integer({ min: 1, max: 100_000 }) }, { requiredKeys: ['length'] }) }, { requiredKeys: ['t', 'id', 'root', 'op', 'covered', 'value'] }),
-  fc.record({ t: fc.constant('pull' as const), id: arbId, root: arbPeer, op: arbOpName, length: fc.nat(100_000), want: arbSet, hops: fc.nat(64), coll: fc.constant(true as const) }, { requiredKeys: ['t', 'id', 'root', 'op', 'length', 'want', 'hops'] }),
-  fc.tuple(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 100_000 }), arbId, arbPeer, arbSet).map(([length, segment, id, root, want]) =>
-    ({ t: 'pull' as const, id, root, op: 'sum', length, want, hops: 0, seg: Math.ceil(length / segment) - 1, segment })),
-  fc.record({ t: fc.constant('reduce-ack' as const), id: arbId, root: arbPeer, part: arbSet }),
-  fc.record({ t: fc.constant('resend' as const), id: arbId }),
-  fc.record({ t: fc.constant('entries-req' as const), id: arbId }),
-  fc.record({ t: fc.constant('entries-rep' as const), id: arbId, entries: fc.array(fc.record({ peer: arbPeer, reach: arbSet }), { maxLength: MAX_TREE_ENTRIES }) })
-)
+const arbMessage = messageArbitrary()
 
 const FIELD_NAMES = [
   'incarnation', 'want', 'vnodeCount', 'members', 'records', 'welcome', 'to', 'ranges', 'record', 'delivered',
