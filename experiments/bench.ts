@@ -14,8 +14,8 @@
  *   round, trees/download-wanted.ts; --core '{...}': any other core options, as JSON)
  */
 import { readFileSync } from 'node:fs'
-import { Command } from 'commander'
-import type { CoreInit } from '../overlay/config.ts'
+import { Command, InvalidArgumentError } from 'commander'
+import { resolveCoreConfig, type CoreInit } from '../overlay/config.ts'
 import { parseScenario, type Scenario } from './sim/scenario.ts'
 import { Simulation } from './sim/simulation.ts'
 
@@ -65,18 +65,38 @@ function trees (): void {
   }
 }
 
+const BENCHMARKS = ['churn-160', 'cold-160', 'trees', 'scale']
+
+/** A commander parser for an integer option in `min`..`max`. */
+const integer = (min: number, max: number) => (v: string): string => {
+  const n = Number(v)
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer in ${min}..${max}`)
+  return v
+}
+
+/** `--core`: a JSON object of core options, checked as the core checks them. */
+function coreOption (v: string): string {
+  let o: unknown
+  try { o = JSON.parse(v) } catch { throw new InvalidArgumentError('must be a JSON object') }
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new InvalidArgumentError('must be a JSON object')
+  try { resolveCoreConfig(o as CoreInit) } catch (err) { throw new InvalidArgumentError((err as Error).message) }
+  return v
+}
+
 const program = new Command()
   .name('bench')
-  .argument('[names...]', 'churn-160, cold-160, trees, scale (default: all)')
-  .option('--peers <n>', 'peers for the scale benchmark', '100')
-  .option('--broadcasts <n>', 'broadcasts for the scale benchmark', '1000')
-  .option('--tree-root-stride <s>', 'scale benchmark: about peers/s peers root trees (1: all)', '1')
+  .argument('[names...]', `${BENCHMARKS.join(', ')} (default: all)`)
+  .option('--peers <n>', 'peers for the scale benchmark', integer(2, 100_000), '100')
+  .option('--broadcasts <n>', 'broadcasts for the scale benchmark', integer(0, 10_000_000), '1000')
+  .option('--tree-root-stride <s>', 'scale benchmark: about peers/s peers root trees (1: all)', integer(1, 1_000_000), '1')
   .option('--no-download-on-demand', 'scale benchmark: every probe downloads (003; the default before the twenty-first round)')
-  .option('--core <json>', 'scale benchmark: more core options (JSON object)', '{}')
+  .option('--core <json>', 'scale benchmark: more core options (JSON object)', coreOption, '{}')
   .action((names: string[], opts: { peers: string, broadcasts: string, treeRootStride: string, downloadOnDemand: boolean, core: string }) => {
+    const unknown = names.find((n) => !BENCHMARKS.includes(n))
+    if (unknown !== undefined) program.error(`bench: unknown benchmark '${unknown}' (${BENCHMARKS.join(', ')})`)
     const core: CoreInit = { ...(opts.treeRootStride === '1' ? {} : { treeRootStride: Number(opts.treeRootStride) }), ...(opts.downloadOnDemand ? {} : { probeDownloadOnDemand: false }), ...(JSON.parse(opts.core) as CoreInit) }
     const scaleName = `scale-${opts.peers}${opts.treeRootStride === '1' ? '' : `-stride-${opts.treeRootStride}`}${opts.downloadOnDemand ? '' : '-every-download'}${opts.core === '{}' ? '' : ` ${opts.core}`}`
-    const all = names.length === 0 ? ['churn-160', 'cold-160', 'trees', 'scale'] : names
+    const all = names.length === 0 ? BENCHMARKS : names
     const rows: Row[] = []
     for (const name of all) {
       if (name === 'churn-160') rows.push(run(name, parseScenario(JSON.parse(readFileSync(new URL('./scenarios/paper-churn-160.json', import.meta.url), 'utf8')))))
