@@ -6,8 +6,9 @@ import { InvalidConfigError } from '../overlay/errors.ts'
 import { BandwidthMemory, MAX_BANDWIDTHS_REMEMBERED } from '../overlay/bandwidth-memory.ts'
 import { firstNumberOf, NUMBER_BLOCK } from '../overlay/incarnation-numbers.ts'
 
-function harness (probePingCount: number, memory = new BandwidthMemory(0)): { runner: ProbeRunner, sent: Array<{ to: string, msg: Message }>, judged: Array<{ rtt: number, bw: number | undefined }>, finished: number[] } {
+function harness (probePingCount: number, memory = new BandwidthMemory(0)): { runner: ProbeRunner, sent: Array<{ to: string, msg: Message }>, judged: Array<{ rtt: number, bw: number | undefined }>, finished: number[], timers: number[] } {
   const sent: Array<{ to: string, msg: Message }> = []
+  const timers: number[] = []
   const judged: Array<{ rtt: number, bw: number | undefined }> = []
   const finished: number[] = []
   const host: ProbeHost = {
@@ -16,11 +17,11 @@ function harness (probePingCount: number, memory = new BandwidthMemory(0)): { ru
     knownBwBytesPerSec: (peer, now) => memory.known(peer, now),
     measuredBw: (peer, bw, now) => { memory.measured(peer, bw, now) },
     send: (to, msg) => { sent.push({ to, msg }) },
-    setTimer: () => {},
+    setTimer: (at) => { timers.push(at) },
     judged: (_now, _cand, rtt, bw) => { judged.push({ rtt, bw }) },
     finished: (now) => { finished.push(now) }
   }
-  return { runner: new ProbeRunner(host, { probeTimeoutMs: 3000, probeBytes: 128 * 1024, probePingCount }), sent, judged, finished }
+  return { runner: new ProbeRunner(host, { probeTimeoutMs: 3000, probeBytes: 128 * 1024, probePingCount }), sent, judged, finished, timers }
 }
 
 const nonceOf = (m: Message): number => (m as { nonce: number }).nonce
@@ -50,6 +51,30 @@ describe('ProbeRunner', () => {
     h.runner.onReply(560, 'b', { t: 'probe-rep', nonce: nonceOf(h.sent[2]!.msg), trees: [], padding: 128 * 1024 })
     expect(h.judged[0]?.rtt).toBe(20)
     expect(h.judged[0]?.bw).toBeCloseTo(128 * 1024 / 0.020)
+  })
+
+  it('keeps one probe timer pending at a time, and still gives up a silent probe at its deadline', () => {
+    const h = harness(1)
+    h.runner.start(0)
+    expect(h.timers).toEqual([3000])
+    h.runner.onPong(10, 'b', nonceOf(h.sent[0]!.msg))
+    h.runner.onReply(30, 'b', { t: 'probe-rep', nonce: nonceOf(h.sent[1]!.msg), trees: [], padding: 128 * 1024 })
+    // Answered in 30 ms; the next probe starts while that timer is still pending: no second one.
+    h.runner.start(40)
+    expect(h.timers).toEqual([3000])
+    // Another probe timer of the peer (the near lane's) fires first: nothing to do, nothing set.
+    h.runner.onTimer(100)
+    expect(h.timers).toEqual([3000])
+    // The pending timer fires before the silent probe's deadline: the next is set at it.
+    h.runner.onTimer(3000)
+    expect(h.timers).toEqual([3000, 3040])
+    expect(h.finished).toEqual([30])
+    h.runner.onTimer(3040)
+    expect(h.finished).toEqual([30, 3040])
+    expect(h.runner.inFlight).toBe(false)
+    // Its timer fired: the next probe sets one.
+    h.runner.start(4000)
+    expect(h.timers).toEqual([3000, 3040, 7000])
   })
 
   it("numbers its nonces in its incarnation's block: an earlier incarnation's pong, still on the wire, times nothing", () => {
