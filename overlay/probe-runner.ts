@@ -70,8 +70,8 @@ export class ProbeRunner {
    * When the probe timer this runner last set fires. One at a time: a probe that starts
    * while one is pending (it fires no later than the new probe's deadline) leaves it, and
    * onTimer sets the next. One per probe left a stale timer behind almost every probe
-   * (answered in milliseconds, timed out after seconds): a wake-up of the peer for nothing,
-   * 443 k of them in a 2,000-peer cold start.
+   * (answered in milliseconds, timed out after seconds): a wake-up of the peer for nothing
+   * (a 500-peer cold start, 8 s simulated: 186 k timeout inputs, 98 k without them).
    */
   private armedAt = -Infinity
 
