@@ -38,36 +38,36 @@ describe('a restarted peer says hello', () => {
     expect(r.down).toEqual([])
   })
 
-  it('on a channel this peer dialled: the older incarnation\'s inbound channel is aborted', async () => {
+  /**
+   * While this peer's dial is under way, a channel from the peer's process `inboundAs`
+   * arrives (it had not crashed yet, or its hello was late); the dial then reaches the
+   * process `dialledAs`.
+   */
+  const dialWhileInbound = async (inboundAs: number, dialledAs: number): Promise<{ inbound: FakeStream, dialled: FakeStream, r: Rig, to: string }> => {
     const { to, remote } = await target()
-    const old = new FakeStream()
+    const inbound = new FakeStream()
     let r: Rig | undefined
-    // While our dial is under way the old process's inbound channel arrives (it had not
-    // crashed yet, or its hello was late); the dial then reaches the new process.
-    current = r = await rig([{ before: () => { r?.inbound(old, remote); old.feed(hello(to, 5)) }, then: 'connect' }])
+    current = r = await rig([{ before: () => { r?.inbound(inbound, remote); inbound.feed(hello(to, inboundAs)) }, then: 'connect' }])
     r.links.send(to, { t: 'ping', nonce: 1 }, undefined)
     await settled()
     const [dialled] = r.streams as [FakeStream]
-    expect(old.aborted).toBeUndefined()
-    dialled.feed(hello(to, 6))
+    expect(inbound.aborted).toBeUndefined()
+    dialled.feed(hello(to, dialledAs))
     await settled()
-    expect(old.aborted?.message).toBe('restarted')
+    return { inbound, dialled, r, to }
+  }
+
+  it('on a channel this peer dialled: the older incarnation\'s inbound channel is aborted', async () => {
+    const { inbound, dialled, r, to } = await dialWhileInbound(5, 6)
+    expect(inbound.aborted?.message).toBe('restarted')
     expect(dialled.aborted).toBeUndefined()
     expect(r.links.connectedPeers()).toEqual([to])
     expect(r.down).toEqual([])
   })
 
   it('with the same incarnation on both channels (a simultaneous dial) keeps both', async () => {
-    const { to, remote } = await target()
-    const theirs = new FakeStream()
-    let r: Rig | undefined
-    current = r = await rig([{ before: () => { r?.inbound(theirs, remote); theirs.feed(hello(to, 5)) }, then: 'connect' }])
-    r.links.send(to, { t: 'ping', nonce: 1 }, undefined)
-    await settled()
-    const [dialled] = r.streams as [FakeStream]
-    dialled.feed(hello(to, 5))
-    await settled()
-    expect(theirs.aborted).toBeUndefined()
+    const { inbound, dialled } = await dialWhileInbound(5, 5)
+    expect(inbound.aborted).toBeUndefined()
     expect(dialled.aborted).toBeUndefined()
   })
 })
