@@ -11,7 +11,8 @@ import { DEFAULT_NODE_NET } from './config.ts'
 import { corkedTcp } from './corked-tcp.ts'
 import { halfWindowYamux } from './half-window-yamux.ts'
 import { quietNoise } from './quiet-noise.ts'
-import { InvalidArgumentError, NotStartedError } from './errors.ts'
+import { InvalidArgumentError, InvalidConfigError, NotStartedError } from './errors.ts'
+import { unknownKey } from '../overlay/unknown-keys.ts'
 import type { TreecastEvents } from './events.ts'
 import type { CollectiveInit } from '../overlay/collective.ts'
 import { treecast, type BroadcastHandle, type BroadcastOptions, type ReduceResult, type TreecastInit, type TreecastService, type TreeView } from './treecast-service.ts'
@@ -138,8 +139,17 @@ export class TreecastNode {
   }
 }
 
+/** Every option of createTreecast, so that a misspelt one is an error (the type checker keeps the list complete). */
+const CREATE_OPTIONS: ReadonlySet<string> = new Set(Object.keys({
+  listen: true, announce: true, psk: true, privateKey: true, transport: true, maxConnections: true, inboundConnectionThreshold: true, maxIncomingPendingConnections: true, maxStreamWindowBytes: true, stopTimeoutMs: true,
+  core: true, contribute: true, ops: true, random: true, joinTimeoutMs: true, rejoinAttempts: true,
+  bulkHighWaterBytes: true, bulkIdleMs: true, bulkMinBytes: true, dialAttempts: true, dialTimeoutMs: true, failureDetectionTimeoutMs: true, heartbeatIntervalMs: true, maxBulkQueuedBytes: true, maxBulkStreams: true, maxFrameBytes: true, maxPeers: true, maxQueuedBytes: true, maxStreamsPerConnection: true, pruneIdleMs: true
+} satisfies Record<keyof CreateTreecastInit, true>))
+
 /** Creates a treecast node (not started). */
 export async function createTreecast (init: CreateTreecastInit = {}): Promise<TreecastNode> {
+  const unknown = unknownKey(init, CREATE_OPTIONS)
+  if (unknown !== undefined) throw new InvalidConfigError(`${unknown} is not an option of createTreecast (CreateTreecastInit, node/create-treecast.ts)`)
   const stopTimeoutMs = init.stopTimeoutMs ?? 5000
   if (!(stopTimeoutMs > 0)) throw new InvalidArgumentError('stopTimeoutMs must be positive')
   const libp2p = await createLibp2p({

@@ -10,7 +10,7 @@ import type { Logger, Startable } from '@libp2p/interface'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { TypedEventEmitter } from 'main-event'
 import { TreecastCore } from '../overlay/core.ts'
-import { DEFAULT_MAX_REDUCE_LENGTH, type CoreConfig, type CoreInit } from '../overlay/config.ts'
+import { DEFAULT_MAX_REDUCE_LENGTH, resolveCoreConfig, type CoreConfig, type CoreInit } from '../overlay/config.ts'
 import type { Message } from '../overlay/messages.ts'
 import type { CollectiveInit } from '../overlay/collective.ts'
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
@@ -64,6 +64,8 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     this.log = componentLog(components, 'treecast')
     if (init.joinTimeoutMs !== undefined && !(init.joinTimeoutMs > 0)) throw new InvalidArgumentError('joinTimeoutMs must be positive')
     if (init.rejoinAttempts !== undefined && !(Number.isInteger(init.rejoinAttempts) && init.rejoinAttempts >= 0)) throw new InvalidArgumentError('rejoinAttempts must be a non-negative integer')
+    // Protocol options are checked now, not when the core is made at start.
+    resolveCoreConfig({ failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, ...init.core })
     const host: LinksHost = {
       hello: () => ({ id: this.selfId, incarnation: this.incarnation }),
       message: (from, msg, bulk) => { this.onMessage(from, msg, bulk) },

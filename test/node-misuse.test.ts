@@ -5,8 +5,9 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { performance } from 'node:perf_hooks'
-import { createTreecast, type TreecastNode } from '../node/create-treecast.ts'
-import { AlreadyMemberError, InvalidArgumentError, JoinFailedError, NotRunningError, NotStartedError } from '../node/errors.ts'
+import { createTreecast, type CreateTreecastInit, type TreecastNode } from '../node/create-treecast.ts'
+import type { CoreInit } from '../overlay/config.ts'
+import { AlreadyMemberError, InvalidArgumentError, InvalidConfigError, JoinFailedError, NotRunningError, NotStartedError } from '../node/errors.ts'
 import { startNode, stopAll, withTimeout } from './node-helpers.ts'
 
 function obs (msg: string): void {
@@ -53,6 +54,9 @@ describe('misuse', { timeout: 60_000 }, () => {
     await expect(a.reduce('sum', 0)).rejects.toBeInstanceOf(InvalidArgumentError)
     // options: the service checks them when libp2p creates it
     for (const bad of [-1, 1.5, Number.NaN]) await expect(createTreecast({ rejoinAttempts: bad }), `rejoinAttempts ${bad}`).rejects.toBeInstanceOf(InvalidArgumentError)
+    // a misspelt option (from JavaScript, where the type checker does not see it), at the top or in core
+    await expect(createTreecast({ joinTimeoutMS: 5 } as unknown as CreateTreecastInit)).rejects.toThrow(/^joinTimeoutMS is not an option of createTreecast/)
+    await expect(createTreecast({ core: { probeBytez: 5 } as unknown as CoreInit })).rejects.toBeInstanceOf(InvalidConfigError)
   })
 
   it('throws AlreadyMemberError on a second join or bootstrap', async () => {
