@@ -302,6 +302,8 @@ export class Links {
           from = h.id
           if (!bulk) {
             const p = this.peer(from)
+            // A late channel of a process that has restarted since: nothing for it here.
+            if (p.incarnation !== undefined && h.incarnation < p.incarnation) { this.host.reject('stale-hello'); ch.abort(new Error('an older incarnation')); return }
             this.helloFrom(p, h.incarnation, ch)
             p.byeReceived = false
             ch.send(FrameKind.Hello, encodeHello(this.host.hello()))
@@ -319,12 +321,19 @@ export class Links {
 
   /**
    * `p` said hello on `ch` (accepted or dialled) as `incarnation`: a newer process than the
-   * one known makes the older one's channels stale, whichever side opened them.
+   * one known makes the older one's channels stale, whichever side opened them. They leave
+   * the peer's list before they are aborted, so that their closing neither redials nor
+   * forgets the peer (a goodbye from the old process would) while `ch` is not attached
+   * yet. The known incarnation never goes back: a dialled channel answered by an older
+   * process (which only a late hello could be) is kept as it is.
    */
   private helloFrom (p: Peer, incarnation: number, ch: FrameChannel): void {
-    if (p.incarnation !== undefined && incarnation > p.incarnation) {
-      for (const old of p.channels) if (old !== ch) old.abort(new Error('restarted'))
+    if (p.incarnation !== undefined && incarnation <= p.incarnation) return
+    if (p.incarnation !== undefined) {
       p.byeReceived = false
+      const stale = p.channels.filter((c) => c !== ch)
+      p.channels.splice(0, p.channels.length, ...p.channels.filter((c) => c === ch))
+      for (const old of stale) old.abort(new Error('restarted'))
     }
     p.incarnation = incarnation
   }

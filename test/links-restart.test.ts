@@ -1,8 +1,9 @@
 /**
  * A peer that restarted says hello with a newer incarnation (node/links.ts): whichever side
- * opened the channel that carries it, the older process's channels are aborted, so nothing
- * more is written to or read from a process that is gone. An equal incarnation (both sides
- * dialled at once) keeps both channels. Fake libp2p components, no sockets.
+ * opened the channel that carries it, the older process's control channels are aborted,
+ * every one of them, without a redial, so nothing more goes to a process that is gone. An
+ * equal incarnation (both sides dialled at once) keeps both channels; a late channel of an
+ * older process is refused. Fake libp2p components, no sockets.
  */
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
@@ -10,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { FrameKind } from '../node/frame-channel.ts'
 import { encodeHello } from '../node/hello.ts'
 import { FakeStream } from './fake-stream.ts'
-import { frame, rig, settled, type Rig } from './links-rig.ts'
+import { frame, frameKinds, rig, settled, type Rig } from './links-rig.ts'
 
 describe('a restarted peer says hello', () => {
   let current: Rig | undefined
@@ -36,6 +37,46 @@ describe('a restarted peer says hello', () => {
     expect(restarted.aborted).toBeUndefined()
     expect(r.links.connectedPeers()).toEqual([to])
     expect(r.down).toEqual([])
+  })
+
+  /** Inbound control channels from `remote`, each saying hello as the given incarnation. */
+  const inbound = (r: Rig, to: string, remote: string, ...incarnations: number[]): FakeStream[] => incarnations.map((inc) => {
+    const s = new FakeStream()
+    r.inbound(s, remote)
+    s.feed(hello(to, inc))
+    return s
+  })
+
+  it('aborts every channel of the older process, with no redial, even after its goodbye', async () => {
+    const { to, remote } = await target()
+    const r = current = await rig([])
+    const [old1, old2] = inbound(r, to, remote, 5, 5) as [FakeStream, FakeStream]
+    // The old process said goodbye on one of them (it pruned this peer) before it crashed.
+    old1.feed(frame(FrameKind.Bye, new Uint8Array(0)))
+    const [fresh] = inbound(r, to, remote, 6) as [FakeStream]
+    await settled()
+    expect(old1.aborted?.message).toBe('restarted')
+    expect(old2.aborted?.message).toBe('restarted')
+    expect(fresh.aborted).toBeUndefined()
+    expect(r.calls()).toBe(0)
+    // The peer is still known, and what is sent to it goes on the new channel.
+    r.links.send(to, { t: 'ping', nonce: 9 }, undefined)
+    await settled()
+    expect(r.calls()).toBe(0)
+    expect(frameKinds(fresh)).toEqual([FrameKind.Hello, FrameKind.Core])
+    expect(r.links.connectedPeers()).toEqual([to])
+  })
+
+  it('refuses a late channel of an older process, and keeps the newer one', async () => {
+    const { to, remote } = await target()
+    const r = current = await rig([])
+    const [current6, late5, other6] = inbound(r, to, remote, 6, 5, 6) as [FakeStream, FakeStream, FakeStream]
+    await settled()
+    expect(late5.aborted?.message).toBe('an older incarnation')
+    expect(current6.aborted).toBeUndefined()
+    // The known incarnation did not go back: another channel of the current process is no restart.
+    expect(other6.aborted).toBeUndefined()
+    expect(r.calls()).toBe(0)
   })
 
   /**
