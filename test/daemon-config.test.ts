@@ -88,6 +88,7 @@ describe('daemon config files', () => {
     // A misspelt option in [core] or [net] is an error, not a silent default.
     expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('o.toml', '[core]\nprobeTimeoutMz = 500\n')) }))).toBe('core.probeTimeoutMz')
     expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('p.toml', '[net]\nmaxPeerz = 32\n')) }))).toBe('net.maxPeerz')
+    expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('q.toml', '[core]\nprobe-timeout-ms = 500\n')) }))).toBe('core.probe-timeout-ms')
   })
 
   it('a file that does not parse or is missing is a config error with the path', () => {

@@ -14,7 +14,7 @@ import { peerName, resolveTopology, type Topology } from './topology.ts'
 
 /** Which peers an action applies to. */
 export interface PeerSelector {
-  /** Explicit peer names (`p0`, `p17`, ...). */
+  /** Explicit peer names (`p0000`, `p0017`, ...: peers are numbered cluster by cluster). */
   peers?: string[] | 'left' | 'crashed'
   /** A number of peers chosen at random (seeded) among the eligible ones. */
   count?: number

@@ -269,6 +269,8 @@ function validate (cfg: DaemonConfig): void {
   if (cfg.joinTimeoutMs < 1) throw new ConfigError('joinTimeoutMs', 'must be positive')
   if (cfg.pskFile !== undefined) readPsk(cfg.pskFile)
   // The node's own validation, with its field names prefixed.
+  const unknownCore = unknownKey(cfg.core, Object.keys(resolveCoreConfig()))
+  if (unknownCore !== undefined) throw new ConfigError(`core.${unknownCore}`, 'unknown field')
   try { resolveCoreConfig(cfg.core) } catch (err) { throw new ConfigError(`core.${fieldOf(err)}`, (err as Error).message) }
   const unknownNet = unknownKey(cfg.net, Object.keys(DEFAULT_NODE_NET))
   if (unknownNet !== undefined) throw new ConfigError(`net.${unknownNet}`, 'unknown field')
