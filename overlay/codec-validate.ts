@@ -344,7 +344,11 @@ class Fields {
 
 /** The reduction a partial or a pull belongs to. */
 function reduction (o: Obj, f: Fields): { id: string, root: PeerId, op: string } {
-  return { id: f.id(own(o, 'id'), 'id'), root: f.peer(own(o, 'root'), 'root'), op: f.id(own(o, 'op'), 'op') }
+  const id = f.id(own(o, 'id'), 'id')
+  // A collective reduction's id never has a '/' (overlay/collective.ts): those are stream
+  // ids, and a pull claiming a broadcast's id would mark its virtual nodes delivered.
+  if (own(o, 'coll') !== undefined && id.includes('/')) bad('id', "a collective reduction's id has no '/'")
+  return { id, root: f.peer(own(o, 'root'), 'root'), op: f.id(own(o, 'op'), 'op') }
 }
 
 /** Per message type: reads the fields of an already version- and type-checked map. */

@@ -24,6 +24,8 @@ export interface MessageWorld {
   count?: fc.Arbitrary<number>
   /** Check ids and nonces. @default any safe integer */
   safeInt?: fc.Arbitrary<number>
+  /** Collective reduction ids (no '/'). @default any string of 1-40 characters without '/' */
+  collId?: fc.Arbitrary<string>
 }
 
 const noNegZero = (x: number): number => (x === 0 ? 0 : x)
@@ -39,6 +41,7 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
   const arbSet = world.set ?? wideSet
   const arbCount = world.count ?? fc.oneof(fc.nat(1000), fc.maxSafeNat())
   const arbSafeInt = world.safeInt ?? fc.maxSafeInteger().map(noNegZero)
+  const arbCollId = world.collId ?? fc.string({ minLength: 1, maxLength: 40 }).filter((id) => !id.includes('/'))
 
   const arbOpName = fc.constantFrom('sum', 'max', 'min', 'prod')
   const arbFinite = fc.double({ noNaN: true, noDefaultInfinity: true }).map(noNegZero)
@@ -110,8 +113,10 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
     fc.record({ t: fc.constant('chunk' as const), stream: arbCount, index: fc.nat(1_000_000), data: fc.uint8Array({ maxLength: 300 }), open: arbOpen }, { requiredKeys: ['t', 'stream', 'index', 'data'] })
       .map((m) => (m.open !== undefined && m.index >= m.open.chunkCount ? { ...m, index: m.open.chunkCount - 1 } : m)),
     fc.record({ t: fc.constant('ack' as const), stream: arbCount, away: fc.constant(true as const) }, { requiredKeys: ['t', 'stream'] }),
-    fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }), seg: fc.nat(1000), coll: fc.record({ length: fc.integer({ min: 1, max: 100_000 }), segment: fc.integer({ min: 1, max: 100_000 }) }, { requiredKeys: ['length'] }) }, { requiredKeys: ['t', 'id', 'root', 'op', 'covered', 'value'] }),
-    fc.record({ t: fc.constant('pull' as const), id: arbId, root: arbPeer, op: arbOpName, length: fc.nat(100_000), want: arbSet, hops: fc.nat(64), coll: fc.constant(true as const) }, { requiredKeys: ['t', 'id', 'root', 'op', 'length', 'want', 'hops'] }),
+    fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }), seg: fc.nat(1000), coll: fc.record({ length: fc.integer({ min: 1, max: 100_000 }), segment: fc.integer({ min: 1, max: 100_000 }) }, { requiredKeys: ['length'] }), cid: arbCollId }, { requiredKeys: ['t', 'id', 'root', 'op', 'covered', 'value', 'cid'] })
+      .map(({ cid, ...m }) => (m.coll === undefined ? m : { ...m, id: cid })),
+    fc.record({ t: fc.constant('pull' as const), id: arbId, root: arbPeer, op: arbOpName, length: fc.nat(100_000), want: arbSet, hops: fc.nat(64), coll: fc.constant(true as const), cid: arbCollId }, { requiredKeys: ['t', 'id', 'root', 'op', 'length', 'want', 'hops', 'cid'] })
+      .map(({ cid, ...m }) => (m.coll === undefined ? m : { ...m, id: cid })),
     fc.tuple(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 100_000 }), arbId, arbPeer, arbSet).map(([length, segment, id, root, want]) =>
       ({ t: 'pull' as const, id, root, op: 'sum', length, want, hops: 0, seg: Math.ceil(length / segment) - 1, segment })),
     fc.record({ t: fc.constant('reduce-ack' as const), id: arbId, root: arbPeer, part: arbSet }),

@@ -128,6 +128,9 @@ describe('rejections', () => {
     ['collective shape longer than one frame, unsegmented', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [DEFAULT_CODEC_LIMITS.maxMessageBytes / 8 + 1] }],
     ['collective shape with a segment of 0', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [100, 0] }],
     ['collective pull mark not true', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 1, want: S2.encode(), hops: 0, coll: 1 }],
+    // A collective id with '/' could be a broadcast's: the pull would mark its virtual nodes delivered (found by test/core-fuzz).
+    ['collective pull with a stream id', { t: 'pull', id: 'p2/0.1', root: 'p', op: 'sum', length: 1, want: S2.encode(), hops: 0, coll: true }],
+    ['collective partial with a stream id', { t: 'partial', id: 'p2/0.1', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [1] }],
     ['bad tree kind', { t: 'tree', ops: [{ op: 'detach', kind: 'fast', root: 'p' }] }],
     ['bad tree op', { t: 'tree', ops: [{ op: 'explode', kind: 'lat', root: 'p' }] }],
     ['ok not boolean', { t: 'tree', ops: [{ ...OPS.result, ok: 1 }] }],
