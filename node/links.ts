@@ -68,6 +68,8 @@ export class Links {
   private sentWaiters: Array<() => void> = []
   private lastHeartbeatAt = 0
   private readonly fence: Fence
+  /** The incarnation each control channel's hello named. */
+  private readonly helloIncarnation = new WeakMap<FrameChannel, number>()
   private readonly onSent = (n: number): void => { this.stats.bytesSent += n }
   readonly stats = { dials: 0, dialFailures: 0, dialRetries: 0, pruned: 0, heartbeatsSent: 0, heartbeatsMissed: 0, queueOverflows: 0, bytesSent: 0, stalls: 0 }
   private readonly log: Logger
@@ -302,8 +304,6 @@ export class Links {
           from = h.id
           if (!bulk) {
             const p = this.peer(from)
-            // A late channel of a process that has restarted since: nothing for it here.
-            if (p.incarnation !== undefined && h.incarnation < p.incarnation) { this.host.reject('stale-hello'); ch.abort(new Error('an older incarnation')); return }
             this.helloFrom(p, h.incarnation, ch)
             p.byeReceived = false
             ch.send(FrameKind.Hello, encodeHello(this.host.hello()))
@@ -320,19 +320,20 @@ export class Links {
   }
 
   /**
-   * `p` said hello on `ch` (accepted or dialled) as `incarnation`: a newer process than the
-   * one known makes the older one's channels stale, whichever side opened them. They leave
-   * the peer's list before they are aborted, so that their closing neither redials nor
-   * forgets the peer (a goodbye from the old process would) while `ch` is not attached
-   * yet. The known incarnation never goes back: a dialled channel answered by an older
-   * process (which only a late hello could be) is kept as it is.
+   * `p` said hello on `ch` as `incarnation`. A newer process makes the channels whose hello
+   * named an older one stale, whoever opened them (one whose hello is still to come may
+   * reach the new process). They leave the list before they are aborted, so their closing
+   * neither redials nor forgets the peer. The incarnation never goes back; a late channel
+   * of an older process is kept: refused, its dialler would redial at once, for ever.
    */
   private helloFrom (p: Peer, incarnation: number, ch: FrameChannel): void {
+    this.helloIncarnation.set(ch, incarnation)
     if (p.incarnation !== undefined && incarnation <= p.incarnation) return
     if (p.incarnation !== undefined) {
       p.byeReceived = false
-      const stale = p.channels.filter((c) => c !== ch)
-      p.channels.splice(0, p.channels.length, ...p.channels.filter((c) => c === ch))
+      const older = (c: FrameChannel): boolean => c !== ch && (this.helloIncarnation.get(c) ?? incarnation) < incarnation
+      const stale = p.channels.filter(older)
+      p.channels.splice(0, p.channels.length, ...p.channels.filter((c) => !older(c)))
       for (const old of stale) old.abort(new Error('restarted'))
     }
     p.incarnation = incarnation
@@ -349,7 +350,7 @@ export class Links {
           if (h === undefined || h.id !== peer) { this.host.reject('bad-hello'); ch.abort(new Error('bad hello')); return }
           helloSeen = true
           const p = this.peers.get(peer)
-          if (p !== undefined) this.helloFrom(p, h.incarnation, ch)
+          if (p !== undefined && p.channels.includes(ch)) this.helloFrom(p, h.incarnation, ch) // not a record made since a forget
           return
         }
         this.onFrame(peer, kind, body, undefined)

@@ -2,8 +2,9 @@
  * A peer that restarted says hello with a newer incarnation (node/links.ts): whichever side
  * opened the channel that carries it, the older process's control channels are aborted,
  * every one of them, without a redial, so nothing more goes to a process that is gone. An
- * equal incarnation (both sides dialled at once) keeps both channels; a late channel of an
- * older process is refused. Fake libp2p components, no sockets.
+ * equal incarnation (both sides dialled at once) keeps both channels, and so does a late
+ * channel of an older process or one whose hello is still to come. Fake libp2p components,
+ * no sockets.
  */
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
@@ -67,16 +68,53 @@ describe('a restarted peer says hello', () => {
     expect(r.links.connectedPeers()).toEqual([to])
   })
 
-  it('refuses a late channel of an older process, and keeps the newer one', async () => {
+  it('keeps a late channel of an older process without taking its incarnation back', async () => {
     const { to, remote } = await target()
     const r = current = await rig([])
     const [current6, late5, other6] = inbound(r, to, remote, 6, 5, 6) as [FakeStream, FakeStream, FakeStream]
     await settled()
-    expect(late5.aborted?.message).toBe('an older incarnation')
-    expect(current6.aborted).toBeUndefined()
-    // The known incarnation did not go back: another channel of the current process is no restart.
-    expect(other6.aborted).toBeUndefined()
+    // Kept (refused, its dialler would redial at once, for ever), and nothing aborted:
+    // another channel of the current process (6) is no restart, as 5 did not become the known one.
+    for (const s of [current6, late5, other6]) expect(s.aborted).toBeUndefined()
     expect(r.calls()).toBe(0)
+  })
+
+  it('keeps a channel it dialled whose hello has not come when the new process says hello first', async () => {
+    const { to, remote } = await target()
+    const r = current = await rig(['connect'])
+    const [old] = inbound(r, to, remote, 5) as [FakeStream]
+    // The old process crashes: its channel closes, this peer redials and reaches the new one.
+    old.dispatchEvent(new Event('close'))
+    await settled()
+    expect(r.calls()).toBe(1)
+    const [dialled] = r.streams as [FakeStream]
+    r.links.send(to, { t: 'ping', nonce: 4 }, undefined)
+    await settled()
+    // The new process's own channel says hello before our dialled one hears its hello.
+    const [fresh] = inbound(r, to, remote, 6) as [FakeStream]
+    await settled()
+    expect(dialled.aborted).toBeUndefined()
+    expect(fresh.aborted).toBeUndefined()
+    dialled.feed(hello(to, 6))
+    await settled()
+    expect(dialled.aborted).toBeUndefined()
+    expect(frameKinds(dialled)).toEqual([FrameKind.Hello, FrameKind.Core])
+    expect(r.down).toEqual([])
+  })
+
+  it('a hello on a channel of a forgotten peer record does not touch the record made since', async () => {
+    const { to, remote } = await target()
+    const r = current = await rig(['connect'])
+    r.links.send(to, { t: 'ping', nonce: 5 }, undefined)
+    await settled()
+    const [dialled] = r.streams as [FakeStream]
+    r.links.forget(to)
+    const [known] = inbound(r, to, remote, 5) as [FakeStream]
+    // The forgotten record's channel, closing, hears a newer hello: not the new record's business.
+    dialled.feed(hello(to, 6))
+    await settled()
+    expect(known.aborted).toBeUndefined()
+    expect(r.links.connectedPeers()).toEqual([to])
   })
 
   /**
