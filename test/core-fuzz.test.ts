@@ -22,9 +22,9 @@ import { expectExactlyOnce, Loop } from './core-loop.ts'
 
 /** Runs of the first property (`FUZZ_RUNS=2000 npx vitest run test/core-fuzz.test.ts` for a longer hunt). */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60)
-const PEERS = ['p0', 'p1', 'p2', 'p3']
+const PEERS = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5']
 const VNODES = 24
-const peer = fc.constantFrom(...PEERS, 'p4', 'stranger')
+const peer = fc.constantFrom(...PEERS, 'p6', 'stranger')
 const world = {
   peer,
   // Collective ids as cores make them (`<peer>/<incarnation>.<n>`): p0/0.1 and p1/0.1 are the ones under way.
@@ -48,15 +48,15 @@ function messageOf (loop: Loop, i: { msg: Message, replay: number | null }): Mes
   return (loop.sent[Math.max(0, loop.sent.length - 1 - i.replay)] as { message: Message }).message
 }
 
-/** A settled 4-peer overlay with a 2 MB broadcast from p0 (about 200 ms), a reduction started at p1 and a collective one under way. */
-function busyOverlay (config: CoreInit = {}): Loop {
-  const loop = new Loop({ config })
+/** A settled 6-peer overlay with a 2 MB broadcast from p0 (about 200 ms), a reduction started at p1 and a collective one under way. */
+function busyOverlay (config: CoreInit = {}, latency?: (a: string, b: string) => number): Loop {
+  const loop = new Loop({ config, ...(latency !== undefined ? { latency } : {}) })
   loop.bootstrap(VNODES, PEERS)
   loop.runUntil(() => loop.stable(), 10_000, 'stable trees')
   loop.input('p0', (c) => c.broadcast(loop.now, new Uint8Array(2_000_000)))
   loop.input('p1', (c) => c.reduce(loop.now, { op: 'sum', length: 3 }))
   // A collective reduction every peer but p3 has called: it waits for p3 (callCollective).
-  for (const p of PEERS.slice(0, 3)) callCollective(loop, p, config)
+  for (const p of PEERS) if (p !== 'p3') callCollective(loop, p, config)
   return loop
 }
 
@@ -67,15 +67,18 @@ function callCollective (loop: Loop, peer: string, config: CoreInit): void {
 }
 
 describe('arbitrary valid messages at running cores', () => {
+  /** Three clusters (0.15 ms inside, 3 ms between): the 2 MB broadcast is striped (overlay/stripes.ts). */
+  const clusters = (a: string, b: string): number => (Number(a.slice(1)) % 3 === Number(b.slice(1)) % 3 ? 0.15 : 3)
   it.each([
-    ['every peer a tree root', {}],
-    ['trees rooted at some peers only (treeRootStride 2)', { treeRootStride: 2 }]
-  ])('never throw, now or later, from members or strangers: %s', (_name, config: CoreInit) => {
+    ['every peer a tree root', {}, undefined],
+    ['trees rooted at some peers only (treeRootStride 2)', { treeRootStride: 2 }, undefined],
+    ['three clusters, a striped broadcast', {}, clusters]
+  ])('never throw, now or later, from members or strangers: %s', (_name, config: CoreInit, latency) => {
     // Sometimes p3 crashes or leaves during the injections: hand-offs and take-overs run too.
     const churn = fc.option(fc.record({ after: fc.nat(39), kind: fc.constantFrom('crash' as const, 'leave' as const) }))
     fc.assert(fc.property(fc.array(injection, { minLength: 1, maxLength: 40 }), churn, (injections, change) => {
       // The property is that nothing throws: handle() here, or any input in the run after.
-      const loop = busyOverlay(config)
+      const loop = busyOverlay(config, latency)
       for (const [n, i] of injections.entries()) {
         const { to, from, gapMs } = i
         loop.run(gapMs)
