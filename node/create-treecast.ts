@@ -13,6 +13,7 @@ import { halfWindowYamux } from './half-window-yamux.ts'
 import { quietNoise } from './quiet-noise.ts'
 import { InvalidArgumentError, InvalidConfigError, NotStartedError } from './errors.ts'
 import { unknownKey } from '../overlay/unknown-keys.ts'
+import { CREATE_OPTIONS } from './init-options.ts'
 import type { TreecastEvents } from './events.ts'
 import type { CollectiveInit } from '../overlay/collective.ts'
 import { treecast, type BroadcastHandle, type BroadcastOptions, type ReduceResult, type TreecastInit, type TreecastService, type TreeView } from './treecast-service.ts'
@@ -138,13 +139,6 @@ export class TreecastNode {
     this.overlay.removeEventListener(type, listener)
   }
 }
-
-/** Every option of createTreecast, so that a misspelt one is an error (the type checker keeps the list complete). */
-const CREATE_OPTIONS: ReadonlySet<string> = new Set(Object.keys({
-  listen: true, announce: true, psk: true, privateKey: true, transport: true, maxConnections: true, inboundConnectionThreshold: true, maxIncomingPendingConnections: true, maxStreamWindowBytes: true, stopTimeoutMs: true,
-  core: true, contribute: true, ops: true, random: true, joinTimeoutMs: true, rejoinAttempts: true,
-  bulkHighWaterBytes: true, bulkIdleMs: true, bulkMinBytes: true, dialAttempts: true, dialTimeoutMs: true, failureDetectionTimeoutMs: true, heartbeatIntervalMs: true, maxBulkQueuedBytes: true, maxBulkStreams: true, maxFrameBytes: true, maxPeers: true, maxQueuedBytes: true, maxStreamsPerConnection: true, pruneIdleMs: true
-} satisfies Record<keyof CreateTreecastInit, true>))
 
 /** Creates a treecast node (not started). */
 export async function createTreecast (init: CreateTreecastInit = {}): Promise<TreecastNode> {

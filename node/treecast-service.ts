@@ -16,7 +16,9 @@ import type { CollectiveInit } from '../overlay/collective.ts'
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
 import { resolveNodeConfig, type ResolvedNodeConfig } from './config.ts'
-import { AlreadyMemberError, EvictedError, InvalidArgumentError, JoinFailedError, NotStartedError, ReduceFailedError } from './errors.ts'
+import { AlreadyMemberError, EvictedError, InvalidArgumentError, InvalidConfigError, JoinFailedError, NotStartedError, ReduceFailedError } from './errors.ts'
+import { unknownKey } from '../overlay/unknown-keys.ts'
+import { CREATE_OPTIONS } from './init-options.ts'
 import type { TreecastEvents } from './events.ts'
 import type { FrameChannel } from './frame-channel.ts'
 import { Links, type LinksHost } from './links.ts'
@@ -467,5 +469,8 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
 
 /** The libp2p service factory: `services: { treecast: treecast(init) }`. */
 export function treecast (init: TreecastInit = {}): (components: TreecastComponents) => TreecastService {
+  // createTreecast hands its whole init over, the host's options with it.
+  const unknown = unknownKey(init, CREATE_OPTIONS)
+  if (unknown !== undefined) throw new InvalidConfigError(`${unknown} is not an option of treecast (TreecastInit, node/service-types.ts)`)
   return (components) => new TreecastService(components, init)
 }

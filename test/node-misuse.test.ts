@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { performance } from 'node:perf_hooks'
 import { createTreecast, type CreateTreecastInit, type TreecastNode } from '../node/create-treecast.ts'
 import type { CoreInit } from '../overlay/config.ts'
+import { treecast, type TreecastInit } from '../node/treecast-service.ts'
 import { AlreadyMemberError, InvalidArgumentError, InvalidConfigError, JoinFailedError, NotRunningError, NotStartedError } from '../node/errors.ts'
 import { startNode, stopAll, withTimeout } from './node-helpers.ts'
 
@@ -57,6 +58,8 @@ describe('misuse', { timeout: 60_000 }, () => {
     // a misspelt option (from JavaScript, where the type checker does not see it), at the top or in core
     await expect(createTreecast({ joinTimeoutMS: 5 } as unknown as CreateTreecastInit)).rejects.toThrow(/^joinTimeoutMS is not an option of createTreecast/)
     await expect(createTreecast({ core: { probeBytez: 5 } as unknown as CoreInit })).rejects.toBeInstanceOf(InvalidConfigError)
+    // the same through the libp2p service factory, for a host built by hand
+    expect(() => treecast({ maxPeerz: 3 } as unknown as TreecastInit)).toThrow(/^maxPeerz is not an option of treecast/)
   })
 
   it('throws AlreadyMemberError on a second join or bootstrap', async () => {
