@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { InvalidScenarioError, parseScenario, type Scenario } from '../experiments/sim/scenario.ts'
 import { Simulation } from '../experiments/sim/simulation.ts'
+import { isTreeRoot } from '../overlay/tree-roots.ts'
 
 const base = (): Record<string, unknown> => ({
   name: 't',
@@ -60,7 +61,7 @@ describe('parseScenario', () => {
     rejects(action({ at: 1, do: 'reduce', op: 'avg' }), /op must be one of sum, prod, min, max/)
     rejects(action({ at: 1, do: 'join', peers: 'left', rejoin: 'yes' }), /rejoin must be a boolean/)
     rejects(action({ at: 1, do: 'broadcast', bytes: 1, backToBack: 1 }), /backToBack must be a boolean/)
-    rejects(action({ at: 1, do: 'broadcast' }), /bytes must be an integer >= 0/)
+    rejects(action({ at: 1, do: 'broadcast' }), /bytes must be an integer in 0\.\./)
     rejects(action({ at: -1, do: 'crash', count: 1 }), /at must be a finite number >= 0/)
     rejects(action({ at: 1, do: 'explode' }), /do must be one of broadcast, reduce, leave, crash, join/)
     rejects((s) => { s.vnodes = 0 }, /vnodes must be an integer >= 1/)
@@ -68,6 +69,15 @@ describe('parseScenario', () => {
     rejects((s) => { s.core = [] }, /core must be an object/)
     rejects((s) => { s.until = Infinity }, /until must be a finite number > 0/)
     rejects((s) => { s.topology = { clusters: [] } }, /^topology: clusters must be a non-empty array/)
+  })
+
+  it('rejects what the core would refuse mid-run (the run used to stop with a stack trace)', () => {
+    rejects(action({ at: 1, do: 'reduce', root: 'p0000', op: 'sum', length: 0 }), /length must be an integer in 1\.\.16777216 \(core maxReduceLength\)/)
+    rejects((s) => { s.core = { maxReduceLength: 8 }; s.schedule = [{ at: 1, do: 'reduce', length: 9 }] }, /length must be an integer in 1\.\.8/)
+    rejects(action({ at: 1, do: 'broadcast', bytes: 2 ** 31 }), /bytes must be an integer in 0\.\.1073741824 \(core maxPayloadBytes\)/)
+    // Under a stride a collective reduction needs a tree root as its root; every call was refused and it never completed.
+    const noTrees = ['p0000', 'p0001', 'p0002', 'p0003', 'p0004', 'p0005'].find((p) => !isTreeRoot(p, 3)) as string
+    rejects((s) => { s.core = { treeRootStride: 3 }; s.schedule = [{ at: 1, do: 'reduce', root: noTrees, op: 'sum', length: 2, collective: true }] }, /roots no trees \(treeRootStride 3\): a collective reduction's root must be a tree root/)
   })
 
   it('a scenario built in code is checked when a Simulation is made of it', () => {

@@ -6,7 +6,8 @@
  * value of the wrong type, a peer or cluster the topology does not have, a bad topology
  * or core option.
  */
-import { resolveCoreConfig, type CoreInit } from '../../overlay/config.ts'
+import { resolveCoreConfig, type CoreConfig, type CoreInit } from '../../overlay/config.ts'
+import { isTreeRoot } from '../../overlay/tree-roots.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
 import { unknownKey } from '../../overlay/unknown-keys.ts'
 import type { TopologyInit } from './network.ts'
@@ -84,7 +85,8 @@ export function parseScenario (raw: unknown): Scenario {
   let topology: Topology
   try { topology = resolveTopology(s.topology as TopologyInit) } catch (err) { return fail(`topology: ${(err as Error).message}`) }
   if (s.core !== undefined && (typeof s.core !== 'object' || s.core === null || Array.isArray(s.core))) fail('core must be an object')
-  try { resolveCoreConfig(s.core as CoreInit | undefined) } catch (err) { fail(`core: ${(err as Error).message}`) }
+  let core: CoreConfig
+  try { core = resolveCoreConfig(s.core as CoreInit | undefined) } catch (err) { return fail(`core: ${(err as Error).message}`) }
   if (typeof s.until !== 'number' || !(s.until > 0) || !Number.isFinite(s.until)) fail('until must be a finite number > 0')
   if (!Array.isArray(s.schedule)) fail('schedule must be an array')
   for (const key of ['crashDetectionMs', 'drainMs'] as const) {
@@ -105,7 +107,9 @@ export function parseScenario (raw: unknown): Scenario {
     const kind = act.do as Action['do']
     const bad = unknownKey(act, ACTION_FIELDS[kind])
     if (bad !== undefined) fail(`${at}.${bad} is not a field of a ${kind} (${[...ACTION_FIELDS[kind]].join(', ')})`)
-    if (kind === 'broadcast' && !(Number.isSafeInteger(act.bytes) && (act.bytes as number) >= 0)) fail(`${at}.bytes must be an integer >= 0`)
+    if (kind === 'broadcast' && !(Number.isSafeInteger(act.bytes) && (act.bytes as number) >= 0 && (act.bytes as number) <= core.maxPayloadBytes)) fail(`${at}.bytes must be an integer in 0..${core.maxPayloadBytes} (core maxPayloadBytes)`)
+    if (kind === 'reduce' && act.length !== undefined && !(Number.isSafeInteger(act.length) && (act.length as number) >= 1 && (act.length as number) <= core.maxReduceLength)) fail(`${at}.length must be an integer in 1..${core.maxReduceLength} (core maxReduceLength)`)
+    if (kind === 'reduce' && act.collective === true && typeof act.root === 'string' && act.root !== 'random' && !isTreeRoot(act.root, core.treeRootStride)) fail(`${at}.root ${act.root} roots no trees (treeRootStride ${core.treeRootStride}): a collective reduction's root must be a tree root`)
     for (const key of ['every', 'until']) {
       if (act[key] !== undefined && (typeof act[key] !== 'number' || !((act[key] as number) >= 0) || !Number.isFinite(act[key]))) fail(`${at}.${key} must be a finite number >= 0`)
     }
