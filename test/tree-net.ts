@@ -70,6 +70,20 @@ export class TreeNet {
     return t
   }
 
+  /** Builds `root`'s trees from `parents` (10 ms links), then `p` restarts unnoticed (see restart) and knows the root again. */
+  builtThenRestarted (root: PeerId, parents: ReadonlyArray<[child: PeerId, parent: PeerId]>, p: PeerId, fullChecks: boolean): TreeTable {
+    this.build(root, parents, 10)
+    const t = this.restart(p, fullChecks)
+    this.ensureRoot(root)
+    return t
+  }
+
+  /** `from` probes `cand`, which looks attractive in `root`'s trees: both parent changes start, and the net drains. */
+  move (from: PeerId, cand: PeerId, root: PeerId): void {
+    expect(this.t(from).judge(0, cand, 1, 1e12, [attractive(root)])).toBe(2)
+    this.drain()
+  }
+
   t (p: PeerId): TreeTable {
     const t = this.tables.get(p)
     if (t === undefined) throw new Error(`no table ${p}`)
