@@ -1,9 +1,10 @@
 /**
  * Errors of the real-network node. Local misuse throws one of these (or the core's
- * InvalidConfigError / InvalidArgumentError / NotRunningError, re-exported here); remote
+ * InvalidConfigError / InvalidArgumentError / NotRunningError / TooManyTransfersError,
+ * re-exported here); remote
  * bad input never throws: it is dropped and counted.
  */
-export { InvalidConfigError, InvalidArgumentError, NotRunningError } from '../overlay/errors.ts'
+export { InvalidConfigError, InvalidArgumentError, NotRunningError, TooManyTransfersError } from '../overlay/errors.ts'
 
 /** The node was used before `start()` or after `stop()`. */
 export class NotStartedError extends Error {

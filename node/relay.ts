@@ -53,6 +53,7 @@ export class Relay {
     const parts: Uint8Array[] = []
     let got = 0
     let counted = false
+    let started = false
     const fail = (message: string): void => {
       try { ch.send(Kind.Failed, encode({ message })) } catch { /* closed */ }
       void ch.close()
@@ -63,6 +64,12 @@ export class Relay {
           const h = kind === FrameKind.Hello ? decodeHello(body) : undefined
           if (h === undefined || peerIdPart(h.id) !== conn.remotePeer.toString()) { this.host.reject('bad-hello'); ch.abort(new Error('bad hello')); return }
           from = h.id
+          return
+        }
+        if (started) {
+          // Every byte announced has come and the broadcast is started: nothing may follow
+          // (an empty data frame used to start it again).
+          this.host.reject('relay-bad-frame')
           return
         }
         if (kind === Kind.Start && expected < 0) {
@@ -83,7 +90,7 @@ export class Relay {
           fail('unexpected frame')
           return
         }
-        if (expected >= 0 && got === expected) this.start(ch, join(parts, got), mode)
+        if (expected >= 0 && got === expected) { started = true; this.start(ch, join(parts, got), mode) }
       },
       drained: () => {},
       closed: () => { if (counted) { counted = false; this.active-- } }

@@ -317,7 +317,11 @@ export interface CoreInit {
   maxPayloadBytes?: number
   /** @default 8192 */
   dedupeCapacity?: number
-  /** @default 4096 */
+  /**
+   * Collectives (broadcasts, messages, reductions) under way at this peer, its own and those
+   * passing through: a remote one past it is rejected, a local call throws TooManyTransfersError.
+   * @default 4096
+   */
   maxActiveTransfers?: number
   /** @default 120000 */
   transferIdleMs?: number

@@ -13,7 +13,7 @@ import { detourRoots, isDetour } from '../trees/detours.ts'
 import { downloadWanted } from '../trees/download-wanted.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
 import { resolveCoreConfig, type CoreConfig } from './config.ts'
-import { InvalidArgumentError, NotRunningError } from './errors.ts'
+import { InvalidArgumentError, NotRunningError, TooManyTransfersError } from './errors.ts'
 import { Membership } from './membership.ts'
 import type { FactsMessage, Message, ReduceStart } from './messages.ts'
 import type { Output } from './outputs.ts'
@@ -255,7 +255,7 @@ export class TreecastCore {
    * chunks (each at most chunkBytes; they are sent as they are). Returns the broadcast id.
    */
   broadcast (now: number, payload: Uint8Array | readonly Uint8Array[], opts: { mode?: 'auto' | TreeKind } = {}): string {
-    this.expectState('running')
+    this.expectState('running', true)
     this.now = now
     const b = planBroadcast(payload, opts.mode, this.config, { self: this.self, vnodeCount: this.vnodes, owned: this.ownership.owned, treeRoot: (k) => this.treeRoot(k), stripeEntries: () => this.trees.stripeEntries(), isAlive: (p) => this.members.isAlive(p) })
     const id = this.newId()
@@ -266,7 +266,7 @@ export class TreecastCore {
 
   /** Sends a message to the owner of `vnode`. Returns the message id. */
   sendTo (now: number, vnode: number, payload: Uint8Array): string {
-    this.expectState('running')
+    this.expectState('running', true)
     if (!Number.isInteger(vnode) || vnode < 0 || vnode >= this.vnodes) throw new InvalidArgumentError(`virtual node ${vnode} is outside 0..${this.vnodes - 1}`)
     this.now = now
     const chunks = chunkPayload(payload, this.config)
@@ -278,7 +278,7 @@ export class TreecastCore {
 
   /** Starts a reduction rooted at this peer; the result is output as `reduced`. */
   reduce (now: number, opts: { op: string, length: number }): string {
-    this.expectState('running')
+    this.expectState('running', true)
     checkReduceArgs(opts.op, opts.length, { op: (op) => this.ops.has(op), maxLength: this.config.maxReduceLength })
     this.now = now
     const id = this.newId()
@@ -290,10 +290,10 @@ export class TreecastCore {
   /**
    * Takes part in collective reduction `init.id` (overlay/collective.ts; every peer calls it
    * alike); `reduced` is output at the root. InvalidArgumentError: bad arguments, a root that
-   * is not a live member, a second call.
+   * is not a live member, a second call; TooManyTransfersError at the root (as `reduce`).
    */
   reduceCollective (now: number, init: CollectiveInit): void {
-    this.expectState('running')
+    this.expectState('running', init.root === this.self)
     checkCollective(init, { op: (op) => this.ops.has(op), maxLength: this.config.maxReduceLength, member: (p) => p === this.self || this.members.isAlive(p) })
     if (!isTreeRoot(init.root, this.config.treeRootStride)) throw new InvalidArgumentError(`root ${init.root} roots no trees (treeRootStride ${this.config.treeRootStride}): a collective reduction needs a tree root`)
     const start = reduceStart(init.op, this.ownership.owned.min ?? 0, init.length, this.config.reduceSegmentBytes, this.config.reduceMinSegmentBytes)
@@ -486,15 +486,13 @@ export class TreecastCore {
     this.liveness.arm(now, this.streams.awaiting || this.reductions.activeCount > 0)
   }
 
-  private newId (): string {
-    return `${this.self}/${this.incarnation}.${++this.seq}`
-  }
+  private newId (): string { return `${this.self}/${this.incarnation}.${++this.seq}` }
 
-  private reject (reason: string): void {
-    this.stats.rejected[reason] = (this.stats.rejected[reason] ?? 0) + 1
-  }
+  private reject (reason: string): void { this.stats.rejected[reason] = (this.stats.rejected[reason] ?? 0) + 1 }
 
-  private expectState (s: CoreState): void {
+  /** `s`, and with `room`, fewer than maxActiveTransfers collectives here (those held for a stripe plan too). */
+  private expectState (s: CoreState, room = false): void {
     if (this.stateValue !== s) throw new NotRunningError(`this call needs state '${s}', the core is '${this.stateValue}'`)
+    if (room && this.streams.activeCount + this.asks.size >= this.config.maxActiveTransfers) throw new TooManyTransfersError(`${this.config.maxActiveTransfers} collectives are under way here (maxActiveTransfers)`)
   }
 }

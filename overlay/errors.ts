@@ -17,3 +17,12 @@ export class NotRunningError extends Error {
 export class InvalidArgumentError extends Error {
   override name = 'InvalidArgumentError'
 }
+
+/**
+ * A broadcast, message or reduction started here while `maxActiveTransfers` collectives are
+ * already under way at this peer (its own and those passing through): try again once some
+ * complete.
+ */
+export class TooManyTransfersError extends Error {
+  override name = 'TooManyTransfersError'
+}

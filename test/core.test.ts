@@ -11,7 +11,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { initialAssignment } from '../virtual-nodes/assignment.ts'
 import { TreecastCore } from '../overlay/core.ts'
 import type { CoreInit } from '../overlay/config.ts'
-import { InvalidArgumentError, NotRunningError } from '../overlay/errors.ts'
+import { InvalidArgumentError, NotRunningError, TooManyTransfersError } from '../overlay/errors.ts'
 import type { Output } from '../overlay/outputs.ts'
 import type { CombineFn } from '../overlay/reduce-ops.ts'
 import { expectExactlyOnce, Loop, mulberry32, PEERS5, settled, type Logged } from './core-loop.ts'
@@ -76,7 +76,7 @@ describe('TreecastCore: bootstrap', () => {
 })
 
 describe('TreecastCore: misuse throws named errors', () => {
-  const expectNamed = (fn: () => unknown, cls: typeof NotRunningError | typeof InvalidArgumentError): void => {
+  const expectNamed = (fn: () => unknown, cls: typeof NotRunningError | typeof InvalidArgumentError | typeof TooManyTransfersError): void => {
     let err: unknown
     try { fn() } catch (e) { err = e }
     expect(err).toBeInstanceOf(cls)
@@ -121,6 +121,35 @@ describe('TreecastCore: misuse throws named errors', () => {
     // Nothing was started by the refused calls.
     expect(c.takeOutputs()).toEqual([])
     expect(c.streams.activeCount).toBe(0)
+  })
+
+  it('more collectives started here than maxActiveTransfers: TooManyTransfersError, until some complete', () => {
+    // b never answers, so each call's transfer stays under way (a peer that never acknowledges).
+    const c = new TreecastCore({ self: 'a', random: mulberry32(1), config: { maxActiveTransfers: 4 } })
+    c.bootstrap(0, 16, ['a', 'b'])
+    c.broadcast(0, new Uint8Array(10))
+    c.sendTo(0, 15, new Uint8Array(1))
+    c.reduce(0, { op: 'sum', length: 1 })
+    c.broadcast(0, new Uint8Array(10))
+    expect(c.streams.activeCount).toBe(4)
+    c.takeOutputs()
+    expectNamed(() => c.broadcast(0, new Uint8Array(10)), TooManyTransfersError)
+    expectNamed(() => c.sendTo(0, 15, new Uint8Array(1)), TooManyTransfersError)
+    expectNamed(() => c.reduce(0, { op: 'sum', length: 1 }), TooManyTransfersError)
+    expectNamed(() => c.reduceCollective(0, { id: 'x', root: 'a', op: 'sum', length: 1 }), TooManyTransfersError)
+    expect(c.takeOutputs()).toEqual([])
+    expect(c.streams.activeCount).toBe(4)
+  })
+
+  it('room comes back as transfers complete', () => {
+    const loop = settled(23, { config: { maxActiveTransfers: 3 } })
+    const ids = [1, 2, 3].map(() => loop.input('p2', (c) => c.broadcast(loop.now, new Uint8Array([1]))))
+    expect(() => loop.input('p2', (c) => c.broadcast(loop.now, new Uint8Array([1])))).toThrow(TooManyTransfersError)
+    loop.runUntil(() => loop.core('p2').streams.activeCount === 0, 2000, 'transfers complete')
+    const id = loop.input('p2', (c) => c.broadcast(loop.now, new Uint8Array([1])))
+    loop.run(100)
+    for (const x of [...ids, id]) expectExactlyOnce(loop, x, 23)
+    loop.ok()
   })
 
   it('a custom op with a bad name or a built-in name is refused at construction', () => {
