@@ -15,8 +15,9 @@ function elementwise (f: (x: number, y: number) => number): CombineFn {
 export const BUILTIN_OPS: ReadonlyMap<string, CombineFn> = new Map<string, CombineFn>([
   ['sum', (a, b) => { for (let i = 0; i < a.length; i++) a[i] = (a[i] as number) + (b[i] as number) }],
   ['prod', elementwise((x, y) => x * y)],
-  ['min', elementwise((x, y) => (y < x ? y : x))],
-  ['max', elementwise((x, y) => (y > x ? y : x))],
+  // Math.min/max, not a comparison: commutative with NaN (NaN wins) and signed zeros (-0 is less).
+  ['min', elementwise(Math.min)],
+  ['max', elementwise(Math.max)],
   ['band', elementwise((x, y) => x & y)],
   ['bor', elementwise((x, y) => x | y)],
   ['bxor', elementwise((x, y) => x ^ y)]
@@ -26,10 +27,11 @@ export const BUILTIN_OPS: ReadonlyMap<string, CombineFn> = new Map<string, Combi
 export class OpRegistry {
   private readonly ops = new Map<string, CombineFn>(BUILTIN_OPS)
 
-  /** Registers a custom operation; it must be associative and commutative. */
+  /** Registers a custom operation; it must be associative and commutative. InvalidArgumentError: a bad name, a taken one, not a function. */
   register (name: string, fn: CombineFn): void {
     if (!/^[a-z][a-z0-9_-]{0,31}$/.test(name)) throw new InvalidArgumentError(`operation name must match [a-z][a-z0-9_-]{0,31}, got '${name}'`)
     if (this.ops.has(name)) throw new InvalidArgumentError(`operation '${name}' is already registered`)
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`operation '${name}' must be a function (a, b) => void, got ${typeof fn}`)
     this.ops.set(name, fn)
   }
 

@@ -135,6 +135,17 @@ describe('reduction operations', () => {
     }), { numRuns: 300 })
   })
 
+  it('property: min and max are commutative on any doubles, NaN and signed zeros included', () => {
+    const arbVec = fc.array(fc.oneof(fc.double(), fc.constantFrom(NaN, 0, -0, Infinity, -Infinity)), { minLength: 3, maxLength: 3 })
+    const same = (x: number[], y: number[]): boolean => x.every((v, i) => Object.is(v, y[i]))
+    fc.assert(fc.property(fc.constantFrom('min', 'max'), arbVec, arbVec, arbVec, (name, a, b, c) => {
+      expect(same(combine(name, a, b), combine(name, b, a))).toBe(true)
+      expect(same(combine(name, combine(name, a, b), c), combine(name, a, combine(name, b, c)))).toBe(true)
+    }), { numRuns: 500 })
+    expect(combine('min', [NaN, 1, 0], [1, NaN, -0]).map(String)).toEqual(['NaN', 'NaN', '0'])
+    expect(Object.is(combine('min', [0], [-0])[0], -0) && Object.is(combine('max', [-0], [0])[0], 0)).toBe(true)
+  })
+
   it('a registry knows the built-ins and registered ones', () => {
     const r = new OpRegistry()
     for (const name of BUILTIN_OPS.keys()) expect(r.has(name)).toBe(true)
@@ -153,6 +164,9 @@ describe('reduction operations', () => {
 
   it('bad names and duplicates throw InvalidArgumentError', () => {
     const r = new OpRegistry()
+    // Not a function (from JavaScript): refused here, not a TypeError when a partial arrives.
+    expect(() => r.register('obj', {} as unknown as CombineFn)).toThrow(InvalidArgumentError)
+    expect(r.has('obj')).toBe(false)
     const fn: CombineFn = () => {}
     for (const bad of ['', 'Sum', '9lives', '_x', '-x', 'with space', 'a.b', 'a' + 'b'.repeat(32), 'é', 'x\n']) {
       expect(() => r.register(bad, fn), JSON.stringify(bad)).toThrow(InvalidArgumentError)
