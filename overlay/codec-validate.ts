@@ -18,6 +18,7 @@ import { MAX_STRIPES } from './stripes.ts'
 import { MAX_NEAR_HINTS } from './near-peers.ts'
 import { WireError } from './wire-errors.ts'
 import { float64FromBytes } from './float64-bytes.ts'
+import { MAX_REDUCE_SEGMENTS } from './reduction-state.ts'
 
 /** Fully resolved, validated codec limits (see `CodecLimits` in codec.ts). */
 export interface ResolvedLimits {
@@ -268,7 +269,7 @@ class Fields {
       if (start.length > this.maxPartialLength) bad(`${path}.length`, `${start.length} elements do not fit one frame unsegmented (at most ${this.maxPartialLength})`)
       return start
     }
-    return { ...start, segment: this.int(segment, `${path}.segment`, 1, this.maxPartialLength) }
+    return { ...start, segment: this.segment(segment, start.length, `${path}.segment`) }
   }
 
   /** A stream open: `[id, origin, mode, header, chunkCount, totalBytes, fallback, hops, extras?]` (overlay/codec.ts `openWire`). */
@@ -331,7 +332,14 @@ class Fields {
       if (length > this.maxPartialLength) bad(`${path}[0]`, `${length} elements do not fit one frame unsegmented (at most ${this.maxPartialLength})`)
       return { length }
     }
-    return { length, segment: this.int(x[1], `${path}[1]`, 1, this.maxPartialLength) }
+    return { length, segment: this.segment(x[1], length, `${path}[1]`) }
+  }
+
+  /** Elements per segment of a `length`-element array: one frame at most, and at most MAX_REDUCE_SEGMENTS segments. */
+  segment (x: unknown, length: number, path: string): number {
+    const size = this.int(x, path, 1, this.maxPartialLength)
+    if (Math.ceil(length / size) > MAX_REDUCE_SEGMENTS) bad(path, `${length} elements in segments of ${size} are more than ${MAX_REDUCE_SEGMENTS} segments`)
+    return size
   }
 
   combinePlan (x: unknown, path: string): CombinePlan {
@@ -456,7 +464,7 @@ const READERS: { readonly [T in MessageType]: Reader } = {
       if (msg.length > f.maxPartialLength) bad('length', `${msg.length} elements do not fit one frame unsegmented (at most ${f.maxPartialLength})`)
       return msg
     }
-    const size = f.int(segment, 'segment', 1, f.maxPartialLength)
+    const size = f.segment(segment, msg.length, 'segment')
     // The segment must exist: k * segment < length.
     return { ...msg, seg: f.int(seg, 'seg', 0, Math.max(0, Math.ceil(msg.length / size) - 1)), segment: size }
   },

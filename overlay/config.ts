@@ -290,7 +290,8 @@ export interface CoreInit {
   reduceMaxDurationMs?: number
   /**
    * Partial results of longer arrays travel in segments of this many bytes (rounded down
-   * to whole 8-byte elements), pipelined up the tree. @default 65536
+   * to whole 8-byte elements), pipelined up the tree; longer ones if that would make more
+   * than 65,536 segments (MAX_REDUCE_SEGMENTS). @default 65536
    */
   reduceSegmentBytes?: number
   /**
@@ -335,7 +336,7 @@ export interface CoreInit {
    * and reductions always send one copy per owner. 0: one copy per owner (003). @default 2
    */
   fallbackFanout?: number
-  /** @default 16777216 */
+  /** Elements of a reduced array, at most 2^27 (1 GiB of doubles). @default 16777216 */
   maxReduceLength?: number
   /** @default 500 */
   parkRetryMs?: number
@@ -436,6 +437,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   if (!Number.isInteger(c.stripeMaxCount) || c.stripeMaxCount < 0 || c.stripeMaxCount > MAX_STRIPES) throw new InvalidConfigError(`stripeMaxCount must be an integer in 0..${MAX_STRIPES}, got ${String(c.stripeMaxCount)}`)
   if (!Number.isInteger(c.stripeMinBytes) || c.stripeMinBytes < 0) throw new InvalidConfigError(`stripeMinBytes must be an integer >= 0, got ${String(c.stripeMinBytes)}`)
   if (!Number.isInteger(c.bwMaxChildren) || c.bwMaxChildren < 0 || c.bwMaxChildren > 1024) throw new InvalidConfigError(`bwMaxChildren must be an integer in 0..1024, got ${String(c.bwMaxChildren)}`)
+  if (!Number.isInteger(c.maxReduceLength) || c.maxReduceLength > 2 ** 27) throw new InvalidConfigError(`maxReduceLength must be an integer in 1..134217728, got ${String(c.maxReduceLength)}`)
   if (!Number.isInteger(c.treeRootStride) || c.treeRootStride < 1 || c.treeRootStride > 1_000_000) throw new InvalidConfigError(`treeRootStride must be an integer in 1..1000000, got ${String(c.treeRootStride)}`)
   if (!Number.isInteger(c.probePingCount) || c.probePingCount < 1 || c.probePingCount > 16) throw new InvalidConfigError(`probePingCount must be an integer in 1..16, got ${String(c.probePingCount)}`)
   if (!Number.isInteger(c.chunkBytes) || c.chunkBytes > 1024 * 1024) throw new InvalidConfigError('chunkBytes must be an integer <= 1048576')

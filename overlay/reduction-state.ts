@@ -12,6 +12,13 @@ import type { CollectiveShape, CombinePlan, PartialMessage, ReduceStart } from '
  */
 export const MAX_UNSEGMENTED_LENGTH = (1024 * 1024) / 8
 
+/**
+ * Segments one reduction has at most, here and on the wire (a segment is a record at every
+ * peer it passes): longer arrays get longer segments. The defaults give at most 8,192
+ * (2^24 elements in segments of 2,048).
+ */
+export const MAX_REDUCE_SEGMENTS = 65_536
+
 /** Segments a segmented array is cut into at least, while they stay at the minimum segment size or more. */
 export const REDUCE_PIPELINE_SEGMENTS = 8
 
@@ -26,7 +33,8 @@ export function reduceStart (op: string, rootVnode: number, length: number, segm
   const segment = Math.max(1, Math.floor(segmentBytes / 8))
   if (length <= segment) return { op, rootVnode, length }
   const least = Math.max(1, Math.floor(Math.min(minSegmentBytes, segmentBytes) / 8))
-  return { op, rootVnode, length, segment: Math.min(segment, Math.max(least, Math.ceil(length / REDUCE_PIPELINE_SEGMENTS))) }
+  const size = Math.min(segment, Math.max(least, Math.ceil(length / REDUCE_PIPELINE_SEGMENTS)))
+  return { op, rootVnode, length, segment: Math.max(size, Math.ceil(length / MAX_REDUCE_SEGMENTS)) }
 }
 
 /** The state of one segment of a reduction (the whole array when unsegmented). */

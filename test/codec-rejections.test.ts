@@ -7,6 +7,7 @@ import { WIRE_VERSION } from '../overlay/messages.ts'
 import type { Message } from '../overlay/messages.ts'
 import { MAX_NEAR_HINTS } from '../overlay/near-peers.ts'
 import { MAX_STRIPES } from '../overlay/stripes.ts'
+import { MAX_REDUCE_SEGMENTS } from '../overlay/reduction-state.ts'
 import { MAX_TREE_ENTRIES } from '../trees/tree-entries.ts'
 import { norm, tryDecode, rejects, raw, openRaw, S2, BIG, OPS, OPEN, EXAMPLES } from './codec-fixtures.ts'
 
@@ -126,6 +127,9 @@ describe('rejections', () => {
     ['collective shape not a list', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: 1 }],
     ['collective shape of length 0', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [0] }],
     ['collective shape longer than one frame, unsegmented', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [DEFAULT_CODEC_LIMITS.maxMessageBytes / 8 + 1] }],
+    ['reduction cut into more than MAX_REDUCE_SEGMENTS segments', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ id: 'i', origin: 'p', mode: 'lat', header: S2.encode(), chunkCount: 1, totalBytes: 0, fallback: false, hops: 0, reduce: { op: 'sum', rootVnode: 0, length: 1 << 24, segment: 1 } }) }],
+    ['pull of an array cut into more than MAX_REDUCE_SEGMENTS segments', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 1 << 24, want: S2.encode(), hops: 0, seg: 0, segment: 1 }],
+    ['collective shape of more than MAX_REDUCE_SEGMENTS segments', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [1 << 24, 1], seg: 0 }],
     ['collective shape with a segment of 0', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [100, 0] }],
     ['collective pull mark not true', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 1, want: S2.encode(), hops: 0, coll: 1 }],
     // A collective id with '/' could be a broadcast's: the pull would mark its virtual nodes delivered (found by test/core-fuzz).
@@ -171,6 +175,15 @@ describe('rejections', () => {
       expect(rejects(raw(fields), 'bad-field').message).not.toMatch(/expected an array of 8 or 9/)
     })
   }
+
+  it('a reduction of more than MAX_REDUCE_SEGMENTS segments is rejected for that; exactly that many pass', () => {
+    for (const [name, fields] of badFields.filter(([n]) => n.includes('MAX_REDUCE_SEGMENTS'))) {
+      expect(rejects(raw(fields), 'bad-field').message, name).toMatch(/more than 65536 segments/)
+    }
+    const pull = (segment: number): Record<string, unknown> => ({ t: 'pull', id: 'i', root: 'p', op: 'sum', length: 1 << 24, want: S2.encode(), hops: 0, seg: 0, segment })
+    expect(decodeMessage(raw(pull((1 << 24) / MAX_REDUCE_SEGMENTS)))).toMatchObject({ t: 'pull', segment: 256 })
+    expect(rejects(raw(pull((1 << 24) / MAX_REDUCE_SEGMENTS - 1)), 'bad-field').message).toMatch(/segments/)
+  })
 
   it('ignores unknown extra keys', () => {
     expect(norm(decodeMessage(raw({ t: 'ping', nonce: 4, extra: [1, 2, { x: 'y' }] })))).toEqual({ t: 'ping', nonce: 4 })

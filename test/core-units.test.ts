@@ -308,6 +308,9 @@ describe('resolveCoreConfig', () => {
     expectBad({ probeExtraCount: 1.5 }, 'probeExtraCount')
     expectBad({ chunkBytes: 100.5 }, 'chunkBytes')
     expectBad({ chunkBytes: 1024 * 1024 + 1 }, 'chunkBytes')
+    expectBad({ maxReduceLength: 2.5 }, 'maxReduceLength')
+    expectBad({ maxReduceLength: 2 ** 27 + 1 }, 'maxReduceLength')
+    expect(resolveCoreConfig({ maxReduceLength: 2 ** 27 }).maxReduceLength).toBe(2 ** 27)
     expect(resolveCoreConfig({ chunkBytes: 1024 * 1024 }).chunkBytes).toBe(1024 * 1024)
   })
 

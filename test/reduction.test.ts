@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { PULL_PATIENCE, reduceStart, Reductions, type ReductionHost } from '../overlay/reduction.ts'
 import { OpRegistry } from '../overlay/reduce-ops.ts'
+import { MAX_REDUCE_SEGMENTS } from '../overlay/reduction-state.ts'
 import type { Message, PartialMessage, PullMessage, ReduceStart } from '../overlay/messages.ts'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
@@ -75,6 +76,13 @@ describe('Reductions: segmented partials', () => {
     expect(START).toEqual({ op: 'sum', rootVnode: 0, length: 10, segment: 4 })
     expect(reduceStart('sum', 0, 4, 32)).toEqual({ op: 'sum', rootVnode: 0, length: 4 })
     expect(reduceStart('sum', 0, 3, 1)).toEqual({ op: 'sum', rootVnode: 0, length: 3, segment: 1 })
+  })
+
+  it('reduceStart never cuts more than MAX_REDUCE_SEGMENTS segments: small segment settings give way for long arrays', () => {
+    expect(reduceStart('sum', 0, 1 << 24, 8).segment).toBe((1 << 24) / MAX_REDUCE_SEGMENTS)
+    expect(reduceStart('sum', 0, 2 ** 27, 8).segment).toBe(2 ** 27 / MAX_REDUCE_SEGMENTS)
+    expect(reduceStart('sum', 0, MAX_REDUCE_SEGMENTS + 1, 8).segment).toBe(2)
+    expect(reduceStart('sum', 0, MAX_REDUCE_SEGMENTS, 8).segment).toBe(1)
   })
 
   it('reduceStart cuts a segmented array into at least 8 segments while they keep the minimum size', () => {
