@@ -13,6 +13,8 @@ import type { ChunkMessage } from './messages.ts'
 export const MAX_EARLY_BYTES = 16 * 1024 * 1024
 /** Streams with held chunks at most. */
 export const MAX_EARLY_STREAMS = 256
+/** What a held chunk counts beyond its data (its record): empty chunks are not free. */
+export const EARLY_CHUNK_OVERHEAD_BYTES = 256
 /** How long a held chunk waits for its opening chunk. */
 export const EARLY_HOLD_MS = 10_000
 
@@ -25,7 +27,7 @@ export class EarlyChunks {
   /** Holds `msg` of stream `key`; false when over a bound (the caller rejects it). */
   hold (now: number, key: string, msg: ChunkMessage): boolean {
     this.expire(now)
-    const size = msg.data.byteLength
+    const size = msg.data.byteLength + EARLY_CHUNK_OVERHEAD_BYTES
     if (this.bytes + size > MAX_EARLY_BYTES) return false
     let h = this.held.get(key)
     if (h === undefined) {
@@ -60,6 +62,7 @@ export class EarlyChunks {
     return dropped
   }
 
+  /** Bytes held, each chunk counted with {@link EARLY_CHUNK_OVERHEAD_BYTES} more. */
   get heldBytes (): number { return this.bytes }
   /** Streams with chunks held. */
   get streams (): number { return this.held.size }
