@@ -10,7 +10,13 @@ import { IntervalSet, type Range } from '../virtual-nodes/interval-set.ts'
 import { DEFAULT_CODEC_LIMITS } from '../overlay/codec.ts'
 import type { FactsMessage, Message, ProbeTreeEntry, StreamOpen, TreeOp } from '../overlay/messages.ts'
 import { MAX_STRIPES } from '../overlay/stripes.ts'
+import { MAX_REDUCE_SEGMENTS } from '../overlay/reduction-state.ts'
 import { MAX_TREE_ENTRIES } from '../trees/tree-entries.ts'
+
+/** A segment size for `length` elements that keeps to MAX_REDUCE_SEGMENTS segments (the codec refuses more). */
+function fewSegments (length: number, segment: number): number {
+  return Math.max(segment, Math.ceil(length / MAX_REDUCE_SEGMENTS))
+}
 
 /** The values messages are made of. */
 export interface MessageWorld {
@@ -69,7 +75,8 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
     chunkCount: fc.integer({ min: 1, max: 1_000_000 }),
     totalBytes: arbCount,
     fallback: fc.boolean(),
-    reduce: fc.record({ op: arbOpName, rootVnode: fc.nat(2 ** 31 - 1), length: fc.nat(DEFAULT_CODEC_LIMITS.maxMessageBytes / 8), segment: fc.integer({ min: 1, max: DEFAULT_CODEC_LIMITS.maxMessageBytes / 8 }) }, { requiredKeys: ['op', 'rootVnode', 'length'] }),
+    reduce: fc.record({ op: arbOpName, rootVnode: fc.nat(2 ** 31 - 1), length: fc.nat(DEFAULT_CODEC_LIMITS.maxMessageBytes / 8), segment: fc.integer({ min: 1, max: DEFAULT_CODEC_LIMITS.maxMessageBytes / 8 }) }, { requiredKeys: ['op', 'rootVnode', 'length'] })
+      .map((r) => (r.segment === undefined ? r : { ...r, segment: fewSegments(r.length, r.segment) })),
     hops: fc.nat(64),
     combine: fc.record({ to: arbPeer, extra: arbSet }, { requiredKeys: ['extra'] }),
     stripes: fc.integer({ min: 2, max: MAX_STRIPES }),
@@ -113,12 +120,15 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
     fc.record({ t: fc.constant('chunk' as const), stream: arbCount, index: fc.nat(1_000_000), data: fc.uint8Array({ maxLength: 300 }), open: arbOpen }, { requiredKeys: ['t', 'stream', 'index', 'data'] })
       .map((m) => (m.open !== undefined && m.index >= m.open.chunkCount ? { ...m, index: m.open.chunkCount - 1 } : m)),
     fc.record({ t: fc.constant('ack' as const), stream: arbCount, away: fc.constant(true as const) }, { requiredKeys: ['t', 'stream'] }),
-    fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }), seg: fc.nat(1000), coll: fc.record({ length: fc.integer({ min: 1, max: 100_000 }), segment: fc.integer({ min: 1, max: 100_000 }) }, { requiredKeys: ['length'] }), cid: arbCollId }, { requiredKeys: ['t', 'id', 'root', 'op', 'covered', 'value', 'cid'] })
+    fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }), seg: fc.nat(1000), coll: fc.record({ length: fc.integer({ min: 1, max: 100_000 }), segment: fc.integer({ min: 1, max: 100_000 }) }, { requiredKeys: ['length'] })
+      .map((c) => (c.segment === undefined ? c : { ...c, segment: fewSegments(c.length, c.segment) })), cid: arbCollId }, { requiredKeys: ['t', 'id', 'root', 'op', 'covered', 'value', 'cid'] })
       .map(({ cid, ...m }) => (m.coll === undefined ? m : { ...m, id: cid })),
     fc.record({ t: fc.constant('pull' as const), id: arbId, root: arbPeer, op: arbOpName, length: fc.nat(100_000), want: arbSet, hops: fc.nat(64), coll: fc.constant(true as const), cid: arbCollId }, { requiredKeys: ['t', 'id', 'root', 'op', 'length', 'want', 'hops', 'cid'] })
       .map(({ cid, ...m }) => (m.coll === undefined ? m : { ...m, id: cid })),
-    fc.tuple(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 100_000 }), arbId, arbPeer, arbSet).map(([length, segment, id, root, want]) =>
-      ({ t: 'pull' as const, id, root, op: 'sum', length, want, hops: 0, seg: Math.ceil(length / segment) - 1, segment })),
+    fc.tuple(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 100_000 }), arbId, arbPeer, arbSet).map(([length, size, id, root, want]) => {
+      const segment = fewSegments(length, size)
+      return { t: 'pull' as const, id, root, op: 'sum', length, want, hops: 0, seg: Math.ceil(length / segment) - 1, segment }
+    }),
     fc.record({ t: fc.constant('reduce-ack' as const), id: arbId, root: arbPeer, part: arbSet }),
     fc.record({ t: fc.constant('resend' as const), id: arbId }),
     fc.record({ t: fc.constant('entries-req' as const), id: arbId }),
