@@ -19,6 +19,7 @@ import type { FactsMessage, Message, ReduceStart } from './messages.ts'
 import type { Output } from './outputs.ts'
 import { OwnershipEngine } from './ownership-engine.ts'
 import { OpRegistry } from './reduce-ops.ts'
+import { refusedFromStranger, strangerDisowns } from './strangers.ts'
 import { isTreeRoot, treeRootOf } from './tree-roots.ts'
 import { reduceStart, type Reductions, type ContributeFn } from './reduction.ts'
 import { checkCollective, checkCollectiveState, checkReduceArgs, type CollectiveInit } from './collective.ts'
@@ -301,8 +302,7 @@ export class TreecastCore {
     this.now = now
     if (start.segment === undefined) this.reductions.collect(now, init.id, init.root, start)
     else {
-      // Long (segmented): the root's call starts it down the tree (its transfer dwarfs the
-      // start's trip, and the start carries the sibling-combining plans); elsewhere recorded.
+      // Long (segmented): the root's call starts it down the tree (with the combining plans); elsewhere recorded.
       this.reductions.markCalled(init.id)
       if (init.root === this.self) this.startReduction(now, init.id, start)
     }
@@ -344,6 +344,8 @@ export class TreecastCore {
       if (!this.preJoin.push(from, msg)) this.reject('pre-join-overflow')
       return
     }
+    // overlay/strangers.ts: a sender no member announced; its adopts and reaches are disowned.
+    if (member === undefined && refusedFromStranger(msg)) { this.reject(`stranger-${msg.t}`); const ops = strangerDisowns(msg); if (ops.length > 0) this.send(from, { t: 'tree', ops }); return }
     switch (msg.t) {
       case 'join': this.ownership.onJoin(now, from, msg.incarnation, msg.want); break
       case 'sync': this.send(from, { t: 'facts', vnodeCount: this.vnodes, members: this.members.facts(), records: this.view.records(), welcome: false }); break

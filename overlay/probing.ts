@@ -161,7 +161,8 @@ export class Probing {
     const pongAt = this.pongAt.get(from)
     if (pongAt !== undefined) {
       this.pongAt.delete(from)
-      this.near.measuredRtt(from, now - pongAt)
+      // Only a live member's: a stranger's would stay in the near table for good (overlay/strangers.ts).
+      if (this.host.isAlive(from)) this.near.measuredRtt(from, now - pongAt)
     }
     return this.near.nearest((p) => p !== from && this.host.isAlive(p))
   }

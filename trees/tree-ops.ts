@@ -45,6 +45,9 @@ export type TreeOp =
   | { readonly op: 'reach', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet, readonly entries?: readonly TreeEntry[] }
   | { readonly op: 'metric', readonly kind: TreeKind, readonly root: PeerId, readonly value: number }
 
+/** Peers a check passes at most (its path): a longer check is refused, a longer result ignored. */
+export const MAX_CHECK_PATH = 1024
+
 /**
  * The answers to tree ops from a peer whose messages are dropped (an incarnation held
  * dead): one that names this peer its parent (`adopt`, `reach`) is told it is not. It may

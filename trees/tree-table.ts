@@ -29,7 +29,7 @@
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import type { ProbeTreeEntry, TreeEntry, TreeOp } from './tree-ops.ts'
+import { MAX_CHECK_PATH, type ProbeTreeEntry, type TreeEntry, type TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
 import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, lockKey, noParentMetric, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
@@ -268,8 +268,7 @@ export class TreeTable {
         this.recomputeReach(st)
         return
       case 'detach':
-        // Only ever child -> old parent. (It must not clear a parent: a peer that just moved
-        // under its former child receives that child's detach from it.)
+        // Only ever child -> old parent; never clears a parent (one that moved under its former child gets its detach).
         if (st === undefined) return
         if (st.children.delete(from)) { this.dropChild(st, from); this.recomputeReach(st) }
         return
@@ -412,7 +411,7 @@ export class TreeTable {
       return
     }
     // A short check from this peer's own parent: it has descendants it does not know of (a restart, say).
-    if (st === undefined || st.parent === null || op.path.length >= 1024 || (op.short === true && (!candidate || st.parent === op.origin))) { reject(); return }
+    if (st === undefined || st.parent === null || op.path.length >= MAX_CHECK_PATH || (op.short === true && (!candidate || st.parent === op.origin))) { reject(); return }
     this.expire(st, now)
     if (st.locks.size >= MAX_LOCKS_PER_TREE || (candidate && st.unanswered.size >= MAX_LOCKS_PER_TREE)) { reject(); return }
     const path = [...op.path, self]
@@ -426,14 +425,15 @@ export class TreeTable {
   }
 
   private onResult (now: number, st: TreeState | undefined, op: Extract<TreeOp, { op: 'result' }>): void {
-    for (const node of op.path) this.host.sendOp(node, { op: 'unlock', kind: op.kind, root: op.root, id: op.id, origin: this.host.self })
+    // A check's path is never longer than onCheck lets it grow; a dead node holds no lock to free.
+    if (op.path.length > MAX_CHECK_PATH) return
+    for (const node of op.path) if (this.host.isAlive(node)) this.host.sendOp(node, { op: 'unlock', kind: op.kind, root: op.root, id: op.id, origin: this.host.self })
     if (st === undefined || st.pending === null || st.pending.id !== op.id || this.frozen) return
     const p = st.pending
     st.pending = null
     if (!op.ok) { st.refused = { candidate: p.candidate, at: now }; return }
     this.expire(st, now)
-    // A short check stays valid only while this peer has no descendants: a child that
-    // committed meanwhile (its lock already released) may be an ancestor of the candidate.
+    // A short check holds only while this peer has no descendants (a child committed meanwhile may be the candidate's ancestor).
     if (st.locks.size > 0 || (p.short && !isLeaf(st)) || now - p.sentAt > this.lockTimeoutMs / 2 || !this.host.isAlive(p.candidate)) {
       this.stats.attachesAborted++
       return
