@@ -51,7 +51,7 @@ describe('messages from strangers', () => {
     c.handle(1, 'zz', { t: 'tree', ops })
     const out = sends(c.takeOutputs())
     expect(out).toHaveLength(1)
-    expect((out[0]?.message as { ops: TreeOp[] }).ops).toHaveLength(MAX_STRANGER_DISOWNS)
+    expect((out[0]?.message as unknown as { ops: TreeOp[] }).ops).toHaveLength(MAX_STRANGER_DISOWNS)
   })
 
   it('resend, reduce-ack and pull are dropped and counted: no route, no liveness watch, no contribution', () => {
