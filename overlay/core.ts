@@ -441,11 +441,11 @@ export class TreecastCore {
     if (msg.members.some((f) => f.peer === this.self && f.status === 'dead' && f.incarnation < this.incarnation)) this.fullChecksUntilMs = now + this.config.failureDetectionTimeoutMs
     this.members.apply({ peer: this.self, incarnation: this.incarnation, status: 'alive' })
     this.stateValue = 'running'
+    this.ownership.announce.welcomed(from, { peer: this.self, incarnation: this.incarnation, status: 'alive' })
     for (const p of this.members.alive()) this.trees.ensureRoot(p)
     this.out.push({ type: 'joined' })
     this.probing.trigger(now)
-    // Facts fanned out just before the others knew this peer, by peers that may not pass
-    // them on (its contact may even be leaving): ask another member for its view too.
+    // Facts fanned out just before the others knew this peer (by peers that may not pass them on): ask another member too.
     const others = this.members.alive().filter((p) => p !== this.self && p !== from)
     if (others.length > 0) this.send(others[Math.floor(this.random() * others.length)] as PeerId, { t: 'sync' })
     for (const e of this.preJoin.drain()) this.handle(now, e.from, e.msg)

@@ -19,6 +19,7 @@ import type { Streams } from './streams.ts'
 import { PendingClaims, type PendingClaim } from './pending-claims.ts'
 import { Guesses } from './guesses.ts'
 import { Orphans } from './orphans.ts'
+import { JoinAnnouncer } from './join-announce.ts'
 import { numberedBy } from './incarnation-numbers.ts'
 export { MAX_ORPHAN_RECORDS } from './orphans.ts'
 
@@ -96,7 +97,9 @@ export class OwnershipEngine {
   /** This peer's take-overs waiting for the members' answers before it owns them. */
   private readonly claims = new PendingClaims()
 
-  constructor (private readonly host: OwnershipHost) {}
+  /** A joiner's own announcements (overlay/join-announce.ts). */
+  readonly announce: JoinAnnouncer
+  constructor (private readonly host: OwnershipHost) { this.announce = new JoinAnnouncer(host) }
 
   /** The virtual nodes this peer owns. */
   get owned (): IntervalSet { return this.ownedValue }
@@ -211,8 +214,7 @@ export class OwnershipEngine {
         if (this.leaveTarget === undefined || !members.isAlive(this.leaveTarget)) this.leaveTarget = successorOf(self, members.alive())
         if (this.leaveTarget !== undefined) this.handoffTo(this.leaveTarget, gained)
       }
-      // Gives that waited: what is owned now goes, what another pending claim covers waits
-      // for it, and what the view names another peer for is asked of that peer.
+      // Gives that waited: what is owned now goes, what another pending claim covers waits for it, what the view names another peer for is asked of that peer.
       for (const g of c.gives) {
         if (!members.isAlive(g.to)) continue
         for (const [owner, part] of view.partition(g.ranges)) {
@@ -292,8 +294,7 @@ export class OwnershipEngine {
     }
     this.host.emit({ type: 'member', peer: c.peer, status: c.after })
     if (c.after === 'alive') {
-      // A member learnt of while a claim waits may hold its ranges already (a joiner given
-      // them): it is asked too, and waited for.
+      // A member learnt of while a claim waits may hold its ranges already (a joiner given them): it is asked too, and waited for.
       for (const rec of this.claims.awaitAlso(c.peer)) this.host.send(c.peer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [rec], welcome: false, claim: true })
       this.departed.delete(c.peer)
       this.orphans.forget(c.peer)
@@ -306,8 +307,7 @@ export class OwnershipEngine {
     this.settle(this.claims.gone(c.peer))
     if (c.after === 'left') this.rehomeOrphansOf(now, c.peer)
     else this.orphans.forget(c.peer)
-    // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed
-    // by the successor rule (applyRecord), so a leaver need not wait for it.
+    // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed by the successor rule (applyRecord), so a leaver need not wait for it.
     if (this.handoffsUnacked.delete(c.peer)) this.host.checkLeft()
     const wasParent = this.host.trees.peerGone(c.peer, restartedAs !== undefined ? { keepsCheck: (id) => numberedBy(id, restartedAs) } : c.after === 'dead' ? 'dead' : 'left')
     if (c.after === 'dead') {
@@ -464,10 +464,9 @@ export class OwnershipEngine {
       this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [claim], welcome: false })
     }
     const mine = view.partition(msg.record.ranges).get(self) ?? IntervalSet.EMPTY
-    // What a claim of this peer's still waits for is owned when the claim settles (a peer
-    // yielding to the claim hands it over first). Delivery marks are facts (the sender's
-    // lineage delivered there): taken for all of `mine`, also what is owned already, so a
-    // hand-off that comes after a yielded claim's still counts.
+    // What a claim of this peer's still waits for is owned when the claim settles (a yielding peer hands it
+    // over first). Delivery marks are facts (the sender's lineage delivered there): taken for all of `mine`,
+    // also what is owned already, so a hand-off that comes after a yielded claim's still counts.
     const gained = mine.difference(this.ownedValue).difference(this.claims.ranges())
     const reason = msg.lost === true ? 'takeover' : 'handoff-in'
     for (const d of msg.delivered) {
@@ -475,6 +474,7 @@ export class OwnershipEngine {
       if (!part.isEmpty) streams.delivered.set(d.streamId, streams.delivered.get(d.streamId).union(part))
     }
     this.host.send(from, { t: 'handoff-ack', version: msg.record.version, ranges: msg.record.ranges })
+    this.announce.handedOff(from, msg.record)
     if (this.host.isLeaving() && !gained.isEmpty) {
       // Passed on at once, to a successor alive now: the first one may have left since.
       if (this.leaveTarget === undefined || !members.isAlive(this.leaveTarget)) this.leaveTarget = successorOf(self, members.alive())

@@ -284,3 +284,34 @@ describe('TreecastCore: false suspicion and stray requests', () => {
     expect(Object.values(loop.core('p0').stats.rejected).reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
   })
 })
+
+describe('TreecastCore: a contact that crashes while it announces a joiner', () => {
+  // p5 welcomes j0 and hands it a share, then crashes 1.5 ms later: j0 (1 ms away), p1 and
+  // p4 got its announcement; p0, p2, p3 and p6 (2-3 ms away) did not (the loop drops a
+  // crashed sender's messages in flight). p5's successor then takes its ranges over. It must
+  // not take j0's share while j0 owns it (a reviewer's fuzz, seed 5020: p6 and j0 both
+  // owned [25,27)): j0 announces itself and its share (overlay/join-announce.ts).
+  const PEERS7 = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6']
+
+  it('one owner per virtual node throughout, every member learns of the joiner, and it keeps its share', () => {
+    const loop = settled(28, {}, PEERS7)
+    const share = loop.core('p5').ownedSet
+    loop.create('j0')
+    loop.input('j0', (c) => c.join(loop.now, 'p5'))
+    loop.runUntil(() => loop.sent.some((s) => s.from === 'p5' && s.to === 'j0' && s.message.t === 'handoff'), 1000, 'the join share handed over')
+    loop.run(1.5)
+    const told = new Set(loop.sent.filter((s) => s.from === 'p5' && s.message.t === 'facts' && !s.message.welcome && s.message.members.some((f) => f.peer === 'j0')).map((s) => s.to))
+    expect(told.size).toBe(6)
+    loop.crash('p5')
+    loop.run(3000)
+    loop.ok()
+    // Every member learns of j0 (from j0 itself), so views agree again.
+    loop.runUntil(() => loop.stable(), 20_000, 'stable after the crash')
+    loop.ok()
+    const owners = loop.running().map((n) => loop.core(n).ownedSet)
+    expect(owners.reduce((a, b) => a.union(b), IntervalSet.EMPTY).equals(IntervalSet.range(0, 28))).toBe(true)
+    expect(owners.reduce((n, s) => n + s.size, 0)).toBe(28)
+    expect(loop.core('j0').ownedSet.isEmpty).toBe(false)
+    expect(share.containsAll(loop.core('j0').ownedSet)).toBe(true)
+  })
+})
