@@ -326,7 +326,7 @@ export interface CoreInit {
   maxActiveTransfers?: number
   /** @default 120000 */
   transferIdleMs?: number
-  /** @default 64 */
+  /** Hops a stream may take (a path can be twice a tree's depth: overlay/tree-roots.ts). @default 256 */
   maxHops?: number
   /**
    * Rule III for broadcasts on the bandwidth tree: the virtual nodes the tree does not
