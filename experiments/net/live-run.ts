@@ -20,6 +20,7 @@ import { contribute } from '../sim/ground-truth.ts'
 import { resolveTopology, type Topology } from '../sim/network.ts'
 import { buildReport, type BcastTrack, type RedTrack, type RepairReport, type SimReport } from '../sim/report.ts'
 import { Rng } from '../sim/rng.ts'
+import { selectPeers } from '../sim/select.ts'
 import { peerName } from '../sim/simulation.ts'
 import type { Action, PeerSelector, Scenario } from '../sim/scenario.ts'
 import { LiveTracker } from './live-tracker.ts'
@@ -88,6 +89,9 @@ export class LiveRun {
   private messagesOfGone = 0
   private leavesTimedOut = 0
   private bytesOfGone = 0
+  private readonly byName = new Map<string, number>()
+  /** Peers named as a root in the schedule: random leaves and crashes never pick them. */
+  private readonly protectedRoots = new Set<number>()
 
   constructor (private readonly scenario: Scenario, private readonly seed: number, private readonly init: LiveRunInit) {
     this.topology = resolveTopology(scenario.topology)
@@ -99,6 +103,10 @@ export class LiveRun {
       this.peers.push({ index: i, name: peerName(i), cluster, node: undefined, status: 'off', lastOwned: IntervalSet.EMPTY })
     }
     this.tracker = new LiveTracker(this.vnodes, () => this.now())
+    for (const p of this.peers) this.byName.set(p.name, p.index)
+    for (const a of scenario.schedule) {
+      if ((a.do === 'broadcast' || a.do === 'reduce') && a.root !== undefined && a.root !== 'random') this.protectedRoots.add(this.byName.get(a.root) as number)
+    }
   }
 
   private now (): number { return performance.now() - this.t0 }
@@ -276,14 +284,11 @@ export class LiveRun {
     return alive.find((p) => p.name === name)
   }
 
+  /** The simulator's selection (experiments/sim/select.ts): random picks spare the schedule's named roots. */
   private select (s: PeerSelector, kind: 'running' | 'joinable'): LivePeer[] {
-    const ok = (p: LivePeer): boolean => kind === 'running' ? p.status === 'running' : p.status === 'off' || p.status === 'left' || p.status === 'crashed'
-    if (Array.isArray(s.peers)) return s.peers.map((n) => this.peers.find((p) => p.name === n)).filter((p): p is LivePeer => p !== undefined && ok(p))
-    let pool = s.peers === 'left' || s.peers === 'crashed' ? this.peers.filter((p) => p.status === s.peers) : this.peers.filter((p) => kind === 'running' ? p.status === 'running' : p.status === 'off')
-    if (s.cluster !== undefined) pool = pool.filter((p) => p.cluster === s.cluster)
     const running = this.peers.filter((p) => p.status === 'running').length
-    const n = s.count ?? (s.fraction !== undefined ? Math.round(s.fraction * running) : pool.length)
-    return this.rng.shuffle(pool).slice(0, Math.min(n, pool.length))
+    const picked = selectPeers(s, kind, { statuses: this.peers.map((p) => p.status), byName: this.byName, topology: this.topology, rng: this.rng, protectedRoots: this.protectedRoots, running })
+    return picked.map((i) => this.peers[i] as LivePeer)
   }
 
   // ---- collectives -------------------------------------------------------------------
