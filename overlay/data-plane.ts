@@ -101,6 +101,6 @@ export function createDataPlane (init: DataPlaneInit): { streams: Streams, reduc
     reject: (r) => init.reject(r),
     route: (root) => latRoute(trees, isAlive, root),
     claim: (id, v) => claimFresh(streams.delivered, id, v)
-  }, config.reduceRetryMs, config.reduceMaxDurationMs)
+  }, config.reduceRetryMs, config.reduceMaxDurationMs, undefined, config.maxActiveTransfers)
   return { streams, reductions }
 }

@@ -31,6 +31,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
 import type { CombinePlan, Message, PartialMessage, PullMessage, ReduceAckMessage, ReduceStart } from './messages.ts'
 import type { OpRegistry } from './reduce-ops.ts'
+import { PullAnswers } from './pull-answers.ts'
 import { allSent, collectiveStart, concat, coveredAll, forgetPeer, MAX_UNSEGMENTED_LENGTH, newRed, partialOf, PULL_PATIENCE, segLength, sentElsewhere, viaOf, type Red, type Seg } from './reduction-state.ts'
 
 export { MAX_UNSEGMENTED_LENGTH, PULL_PATIENCE, reduceStart } from './reduction-state.ts'
@@ -72,13 +73,23 @@ export class Reductions {
   private readonly called = new Set<string>()
   readonly stats: ReductionStats = { partialsMerged: 0, partialsForwarded: 0, overlapsDropped: 0, pulls: 0, late: 0, siblingsAnnounced: 0 }
 
-  constructor (private readonly host: ReductionHost, private readonly retryMs: number, private readonly maxDurationMs: number, private readonly finishedCapacity = 4096, private readonly maxActive = 4096) {}
+  /** Reductions this peer (not their root) sent all of up: kept without arrays and outside `maxActive` to forward late
+   * partials the same way (counted in, they made every peer but the root refuse new ones after 4,096 in a minute). */
+  private readonly sentUp = new Set<Red>()
+  private readonly pulls: PullAnswers
+
+  constructor (private readonly host: ReductionHost, private readonly retryMs: number, private readonly maxDurationMs: number, private readonly finishedCapacity = 4096, private readonly maxActive = 4096) {
+    this.pulls = new PullAnswers(host)
+  }
+
+  /** Reductions under way here (those only kept to forward late partials aside). */
+  private get busy (): number { return this.active.size - this.sentUp.size }
 
   /** The start stream was routed here: contribute for `fresh`, expect partials for `forwarded`. */
   onRouted (now: number, id: string, root: PeerId, start: ReduceStart, from: PeerId | null, fresh: IntervalSet, forwarded: IntervalSet, combine?: CombinePlan): void {
     if (this.finished.has(id)) return
     let r = this.active.get(id)
-    if (r === undefined && this.active.size >= this.maxActive) { this.host.reject('too-many-reductions'); return }
+    if (r === undefined && this.busy >= this.maxActive) { this.host.reject('too-many-reductions'); return }
     if (r === undefined) {
       r = newRed(now, id, root, start, from, viaOf(combine, this.host.self, from, root), false)
       this.active.set(id, r)
@@ -129,7 +140,7 @@ export class Reductions {
     if (this.called.has(id)) return 'called'
     if (this.finished.has(id)) return 'ended'
     const r = this.active.get(id)
-    if (r === undefined) return this.active.size >= this.maxActive ? 'full' : 'new'
+    if (r === undefined) return this.busy >= this.maxActive ? 'full' : 'new'
     if (r.root !== root || r.start.op !== start.op || r.start.length !== start.length || r.start.segment !== start.segment) return 'mismatch'
     // A started one here (a long collective's start came first) was called only at its root.
     if (!r.collective) return root === this.host.self ? 'called' : 'relaying'
@@ -242,25 +253,26 @@ export class Reductions {
     if (combine === undefined) { this.host.reject('unknown-op'); return }
     let r = this.active.get(msg.id)
     if (r === undefined && msg.coll !== undefined && !this.finished.has(msg.id)) {
-      if (this.active.size >= this.maxActive) { this.host.reject('too-many-reductions'); return }
+      if (this.busy >= this.maxActive) { this.host.reject('too-many-reductions'); return }
       r = this.relay(now, msg.id, msg.root, collectiveStart(msg.op, msg.coll))
     }
     if (r === undefined) {
-      if (this.finished.has(msg.id) || msg.root === this.host.self) { this.stats.late++; return }
+      // Not (or no longer) known here: up to the root, which counts only what it still misses.
+      if (msg.root === this.host.self) { this.stats.late++; return }
       this.stats.partialsForwarded++
       this.host.send(msg.root, msg)
       return
     }
-    // (A pull's answer carries no shape, whatever the reduction.) An empty partial (nothing
-    // covered, no value) only reports that its sender has nothing more to send.
+    // (A pull's answer carries no shape, whatever the reduction.) An empty partial (nothing covered, no value) only
+    // reports that its sender has nothing more to send.
     const empty = msg.covered.isEmpty && msg.value.length === 0
     if (msg.op !== r.start.op || msg.root !== r.root ||
       (msg.coll !== undefined && (!r.collective || msg.coll.length !== r.start.length || msg.coll.segment !== r.start.segment))) { this.host.reject('partial-mismatch'); return }
     const seg = msg.seg
     if (seg === undefined ? !empty && msg.value.length !== r.start.length : seg >= r.segs.length || (!empty && msg.value.length !== segLength(r, seg))) { this.host.reject('partial-mismatch'); return }
     if (!IntervalSet.range(0, this.host.vnodeCount()).containsAll(msg.covered)) { this.host.reject('partial-out-of-range'); return }
-    // A receiver sends each segment of its partial once: whatever of its part is still
-    // missing after its last segment comes late, if at all, and is not waited for.
+    // A receiver sends each segment of its partial once: whatever of its part is still missing after its last segment
+    // comes late, if at all, and is not waited for.
     const got = (r.segsFrom.get(from) ?? 0) + (seg === undefined ? r.segs.length : 1)
     if (got >= r.segs.length) {
       r.segsFrom.delete(from)
@@ -272,38 +284,16 @@ export class Reductions {
       // Collective: no start was acknowledged, but a peer whose first segments came sends the rest.
       if (r.collective) r.acked.set(from, (r.acked.get(from) ?? IntervalSet.EMPTY).union(msg.covered))
     }
-    // An owner asked has answered: whatever of its part is still missing after this (it no
-    // longer owned it, or its answer overlapped a late partial and was dropped) is asked of
-    // whoever owns it at the next round, instead of after this owner's patience. (Answers
-    // in segments may be partly on their way still: those wait out the patience.)
+    // An owner asked has answered: what of its part is still missing after this (it no longer owned it, or its
+    // answer overlapped a late partial and was dropped) is asked of whoever owns it at the next round, not after
+    // this owner's patience. (Answers in segments may be partly on their way still: they wait out the patience.)
     if (seg === undefined) r.pulled.delete(from)
     this.take(r, msg.covered, msg.value, seg)
     this.check(now, r)
   }
 
-  /** The root asks for contributions of virtual nodes it is missing. */
-  onPull (msg: PullMessage, maxHops: number): void {
-    // An unsegmented answer is one partial: it must fit one frame.
-    if ((msg.seg === undefined || msg.segment === undefined) && msg.length > MAX_UNSEGMENTED_LENGTH) { this.host.reject('bad-pull'); return }
-    const owned = this.host.owned()
-    const mine = msg.want.intersection(owned)
-    const start: ReduceStart = { op: msg.op, rootVnode: 0, length: msg.length }
-    if (!mine.isEmpty) {
-      // Answered whatever was contributed before (it may be lost); a later call of a
-      // collective reduction here does not contribute these again.
-      if (msg.coll === true) this.host.claim(msg.id, mine)
-      const whole = this.host.contribute(msg.id, start, mine)
-      const { seg, segment } = msg
-      if (seg === undefined || segment === undefined) this.host.send(msg.root, { t: 'partial', id: msg.id, root: msg.root, op: msg.op, covered: mine, value: whole })
-      else this.host.send(msg.root, { t: 'partial', id: msg.id, root: msg.root, op: msg.op, covered: mine, value: whole.slice(seg * segment, (seg + 1) * segment), seg })
-    }
-    const rest = msg.want.difference(mine)
-    if (rest.isEmpty || msg.hops >= maxHops) return
-    for (const [owner, part] of this.host.view.partition(rest)) {
-      if (owner === this.host.self || !this.host.isAlive(owner)) continue
-      this.host.send(owner, { ...msg, want: part, hops: msg.hops + 1 })
-    }
-  }
+  /** The root asks for contributions of virtual nodes it is missing (overlay/pull-answers.ts). */
+  onPull (msg: PullMessage, maxHops: number): void { this.pulls.answer(msg, maxHops) }
 
   /** A reduction's timer fired. */
   onTimer (now: number, id: string): void {
@@ -318,6 +308,7 @@ export class Reductions {
         }
         this.sendUp(r)
       }
+      this.retireIfSent(r)
       if (now - r.startedAt > this.maxDurationMs) this.forget(r)
       else this.host.setTimer(now + this.maxDurationMs, id)
       return
@@ -333,12 +324,11 @@ export class Reductions {
       this.host.failed(id, IntervalSet.range(0, this.host.vnodeCount()).difference(coveredAll(r)))
       return
     }
-    // Pulls back off: a reply of a long array takes its transfer time, on links that are
-    // busy when a crash left much to pull; asking again every retry while the first answers
-    // were still under way fed a pull storm (a crash of 2 in 42 peers during back-to-back
-    // 128 KB reductions: 50,000 pulls, 6 GB over the wide area, 12 of 100 reductions never
-    // done; test/sim-scenarios.test.ts). An owner asked is not asked again while it is
-    // alive, for PULL_PATIENCE base intervals (its reply may be queued behind others).
+    // Pulls back off: a reply of a long array takes its transfer time, on links that are busy when a crash left much
+    // to pull; asking again every retry while the first answers were still under way fed a pull storm (a crash of 2
+    // in 42 peers during back-to-back 128 KB reductions: 50,000 pulls, 6 GB over the wide area, 12 of 100 reductions
+    // never done; test/sim-scenarios.test.ts). An owner asked is not asked again while it is alive, for PULL_PATIENCE
+    // base intervals (its reply may be queued behind others).
     const baseMs = Math.max(this.retryMs, this.host.timeoutMs())
     this.pull(r, this.inProgress(r, now), now, baseMs * PULL_PATIENCE)
     // The root may have contributed the last part itself (virtual nodes it owns by now).
@@ -356,8 +346,8 @@ export class Reductions {
    * within their patience.
    */
   private inProgress (r: Red, now: number): IntervalSet {
-    // A receiver that never acknowledges while alive (it refused or dropped the start, or
-    // parked part of it) is waited for only so long: then its part is pulled.
+    // A receiver that never acknowledges while alive (it refused or dropped the start, or parked part of it) is
+    // waited for only so long: then its part is pulled.
     let parts = now - r.startedAt < this.patienceMs() ? this.host.inFlight(r.id) : IntervalSet.EMPTY
     for (const [peer, part] of r.acked) if (this.host.isAlive(peer)) parts = parts.union(part)
     for (const waits of [r.pulled, r.announced]) {
@@ -421,7 +411,16 @@ export class Reductions {
     }
     const need = r.expected.union(r.own)
     r.segs.forEach((s, k) => { if (!s.sent && s.covered.containsAll(need)) this.sendSeg(r, k) })
+    this.retireIfSent(r)
     void now
+  }
+
+  /** A record all sent up (and, collective, called here) is kept aside, without its arrays (see `sentUp`). */
+  private retireIfSent (r: Red): void {
+    if (r.root === this.host.self || r.done || this.sentUp.has(r) || !allSent(r) || (r.collective && !r.called)) return
+    for (const s of r.segs) s.acc = null
+    this.sentUp.add(r)
+    if (this.sentUp.size > this.finishedCapacity) this.forget(this.sentUp.values().next().value as Red)
   }
 
   private sendUp (r: Red): void {
@@ -432,9 +431,9 @@ export class Reductions {
     const s = r.segs[k] as Seg
     s.sent = true
     if (s.acc === null || s.covered.isEmpty) {
-      // Nothing to send (what this peer waited for went with a crashed peer, and was pulled
-      // or taken by its new owner): the peer that sent the start waits for this one while it
-      // is alive, so it is told, by an empty partial (swarm seed 2061: a root waited for ever).
+      // Nothing to send (what this peer waited for went with a crashed peer, and was pulled or taken by its new
+      // owner): the peer that sent the start waits for this one while it is alive, so it is told, by an empty partial
+      // (swarm seed 2061: a root waited for ever).
       if (!r.collective) this.host.send(this.target(r), partialOf(r, k, IntervalSet.EMPTY, new Float64Array(0)))
       return
     }
@@ -489,6 +488,7 @@ export class Reductions {
   private forget (r: Red): void {
     r.done = true
     this.active.delete(r.id)
+    this.sentUp.delete(r)
     this.finished.add(r.id)
     if (this.finished.size > this.finishedCapacity) {
       const oldest = this.finished.values().next().value

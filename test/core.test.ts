@@ -285,6 +285,34 @@ describe('TreecastCore: reductions', () => {
   })
 })
 
+describe('TreecastCore: reductions one after another', () => {
+  // Every peer but the root kept each reduction it had sent up for reduceMaxDurationMs
+  // (60 s), counted against the cap on reductions under way: past the cap in a minute, it
+  // refused new ones (a reductions review: 4,096 collective ones, then an InvalidArgumentError).
+  const CAP = 12
+
+  it('started: many more than the cap in a row, none refused, none pulled', () => {
+    const loop = settled(23, { config: { maxActiveTransfers: CAP } })
+    for (let i = 0; i < 3 * CAP; i++) {
+      loop.input('p0', (c) => c.reduce(loop.now, { op: 'sum', length: 1 }))
+      loop.runUntil(() => loop.outputs('reduced').length === i + 1, 10_000, `reduction ${i}`)
+    }
+    for (const p of PEERS5) expect(loop.core(p).stats.rejected['too-many-reductions'] ?? 0).toBe(0)
+    expect(loop.core('p0').reductions.stats.pulls).toBe(0)
+    loop.ok()
+  })
+
+  it('collective: many more than the cap in a row, every call taken', () => {
+    const loop = settled(23, { config: { maxActiveTransfers: CAP } })
+    for (let i = 0; i < 3 * CAP; i++) {
+      for (const p of PEERS5) loop.input(p, (c) => c.reduceCollective(loop.now, { id: `s${i}`, root: 'p0', op: 'sum', length: 1 }))
+      loop.runUntil(() => loop.outputs('reduced').length === i + 1, 10_000, `reduction ${i}`)
+    }
+    expect(loop.outputs('reduced').every((l) => l.out.type === 'reduced' && l.out.value[0] === 23 * 24 / 2)).toBe(true)
+    loop.ok()
+  })
+})
+
 describe('TreecastCore: long reductions', () => {
   // Peers on a line (one-way latency 0.2 ms + 1 ms per position apart): a deep latency tree.
   const names = Array.from({ length: 10 }, (_, i) => `p${i}`)

@@ -19,6 +19,7 @@ function contribution (start: ReduceStart, vnodes: IntervalSet): Float64Array {
 
 interface Fixture {
   red: Reductions
+  host: ReductionHost
   sent: Array<{ to: string, msg: Message }>
   reduced: Float64Array[]
   alive: Set<string>
@@ -37,7 +38,7 @@ interface Fixture {
  */
 function fixture (self: string): Fixture {
   const view = OwnershipMap.fromRecords(8, ['a', 'b', 'c', 'd'].map((owner, i) => ({ ranges: IntervalSet.range(2 * i, 2 * i + 2), owner, version: 1 })))
-  const f: Fixture = { red: null as unknown as Reductions, sent: [], reduced: [], alive: new Set(['a', 'b', 'c', 'd']), timers: [], inFlight: IntervalSet.EMPTY, parent: null, below: IntervalSet.EMPTY, claimed: new Map() }
+  const f: Fixture = { red: null as unknown as Reductions, host: null as unknown as ReductionHost, sent: [], reduced: [], alive: new Set(['a', 'b', 'c', 'd']), timers: [], inFlight: IntervalSet.EMPTY, parent: null, below: IntervalSet.EMPTY, claimed: new Map() }
   const host: ReductionHost = {
     self,
     view,
@@ -60,6 +61,7 @@ function fixture (self: string): Fixture {
       return fresh
     }
   }
+  f.host = host
   f.red = new Reductions(host, 250, 60_000)
   return f
 }
@@ -157,6 +159,19 @@ describe('Reductions: segmented partials', () => {
     // c and d are asked for segments 1 and 2 only (segment 0 is complete).
     expect(pulls).toEqual([[1, 4, IntervalSet.range(4, 6).toString()], [1, 4, IntervalSet.range(6, 8).toString()], [2, 4, IntervalSet.range(4, 6).toString()], [2, 4, IntervalSet.range(6, 8).toString()]])
     expect(f.sent.every((s) => s.to === 'c' || s.to === 'd')).toBe(true)
+  })
+
+  it("an owner computes its whole contribution once for all the segments of a pull, and again for other vnodes", () => {
+    const f = fixture('c')
+    let computed = 0
+    const counting: ReductionHost = { ...f.host, contribute: (_id, start, vnodes) => { computed++; return contribution(start, vnodes) } }
+    f.red = new Reductions(counting, 250, 60_000)
+    for (let seg = 0; seg < 3; seg++) f.red.onPull({ t: 'pull', id: 'r', root: 'a', op: 'sum', length: 10, want: IntervalSet.range(4, 6), hops: 0, seg, segment: 4 }, 8)
+    expect(computed).toBe(1)
+    expect(f.sent.map((s) => (s.msg as PartialMessage).value.length)).toEqual([4, 4, 2])
+    f.red.onPull({ t: 'pull', id: 'r', root: 'a', op: 'sum', length: 10, want: IntervalSet.range(4, 5), hops: 0, seg: 0, segment: 4 }, 8)
+    f.red.onPull({ t: 'pull', id: 'other', root: 'a', op: 'sum', length: 10, want: IntervalSet.range(4, 6), hops: 0, seg: 0, segment: 4 }, 8)
+    expect(computed).toBe(3)
   })
 
   it('an owner answers a segment pull with that segment only', () => {
