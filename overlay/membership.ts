@@ -1,12 +1,22 @@
 /**
- * The member list one peer knows: every peer ever heard of, with its incarnation and
- * status. Facts merge like a CRDT: a higher incarnation wins; within one incarnation
- * alive < left < dead, so a departure is final for that incarnation.
+ * The member list one peer knows: every peer heard of, with its incarnation and status.
+ * Facts merge like a CRDT: a higher incarnation wins; within one incarnation alive < left
+ * < dead, so a departure is final for that incarnation.
+ *
+ * Peers that left or died are kept to refuse their incarnation's late word, but not for
+ * ever: past {@link MAX_GONE_MEMBERS} of them the one gone longest is forgotten. Kept for
+ * good, a long-lived overlay whose peers come and go under fresh ids grew the list without
+ * bound, and its welcome snapshots past the frame limit (about 11,000 members), so nobody
+ * could join any more. A forgotten peer is a stranger again (overlay/strangers.ts); a stale
+ * fact naming it alive makes it a member until it is found dead again.
  */
 import { comparePeerIds, type PeerId } from '../virtual-nodes/peer-id.ts'
 import type { MemberFact, MemberStatus } from './messages.ts'
 
 const RANK: Record<MemberStatus, number> = { alive: 0, left: 1, dead: 2 }
+
+/** Members that left or died kept at most (the longest gone are forgotten first). */
+export const MAX_GONE_MEMBERS = 4096
 
 /** A change a fact caused. */
 export interface MemberChange {
@@ -31,6 +41,8 @@ export interface MemberEntry {
 export class Membership {
   private readonly members = new Map<PeerId, { incarnation: number, status: MemberStatus, heardAtMs: number }>()
   private aliveCache: PeerId[] | undefined
+  /** Members that left or died, the longest gone first. */
+  private readonly gone = new Set<PeerId>()
 
   /** Merges a fact; returns the change, or undefined when it changed nothing. */
   apply (fact: MemberFact): MemberChange | undefined {
@@ -41,6 +53,15 @@ export class Membership {
     }
     this.members.set(fact.peer, { incarnation: fact.incarnation, status: fact.status, heardAtMs: cur?.heardAtMs ?? -Infinity })
     this.aliveCache = undefined
+    this.gone.delete(fact.peer)
+    if (fact.status !== 'alive') {
+      this.gone.add(fact.peer)
+      if (this.gone.size > MAX_GONE_MEMBERS) {
+        const oldest = this.gone.values().next().value as PeerId
+        this.gone.delete(oldest)
+        this.members.delete(oldest)
+      }
+    }
     const before = cur?.status
     if (before === fact.status && cur?.incarnation === fact.incarnation) return undefined
     return { peer: fact.peer, before, after: fact.status, incarnation: fact.incarnation }

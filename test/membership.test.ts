@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import { Membership } from '../overlay/membership.ts'
+import { MAX_GONE_MEMBERS, Membership } from '../overlay/membership.ts'
 import type { MemberFact, MemberStatus } from '../overlay/messages.ts'
 
 describe('Membership', () => {
@@ -83,5 +83,27 @@ describe('Membership', () => {
         expect(a.incarnationOf(p)).toBe(best.incarnation)
       }
     }), { numRuns: 200 })
+  })
+
+  it('keeps at most MAX_GONE_MEMBERS peers that left or died, forgetting the longest gone; alive ones are never forgotten', () => {
+    const m = new Membership()
+    for (let i = 0; i < 10; i++) m.apply({ peer: `alive${i}`, incarnation: 0, status: 'alive' })
+    for (let i = 0; i < MAX_GONE_MEMBERS + 500; i++) {
+      m.apply({ peer: `g${i}`, incarnation: 0, status: 'alive' })
+      m.apply({ peer: `g${i}`, incarnation: 0, status: i % 2 === 0 ? 'dead' : 'left' })
+    }
+    expect(m.size).toBe(10 + MAX_GONE_MEMBERS)
+    expect(m.alive()).toHaveLength(10)
+    expect(m.statusOf('g0')).toBeUndefined()
+    expect(m.statusOf('g499')).toBeUndefined()
+    expect(m.statusOf('g500')).toBe('dead')
+    // One that comes back is alive again and no longer counted gone; gone again, it is the newest.
+    m.apply({ peer: 'g500', incarnation: 1, status: 'alive' })
+    m.apply({ peer: 'g0', incarnation: 0, status: 'dead' }) // a late fact: g0 is remembered again, as dead
+    expect(m.size).toBe(10 + MAX_GONE_MEMBERS + 1)
+    m.apply({ peer: 'g500', incarnation: 1, status: 'dead' })
+    expect(m.statusOf('g501')).toBeUndefined()
+    expect(m.statusOf('g500')).toBe('dead')
+    expect(m.size).toBe(10 + MAX_GONE_MEMBERS)
   })
 })
