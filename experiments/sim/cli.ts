@@ -1,7 +1,8 @@
 /**
  * `npm run --silent sim -- <scenario.json> [--seed N] [--json]`: runs a scenario in the
  * simulator and prints a human summary, or with --json only the JSON report. Exits 1 when
- * an invariant was violated (the summary then says how to replay the run).
+ * an invariant was violated (the summary then says how to replay the run), 2 on a bad
+ * scenario file or bad usage. A file without a `seed` needs --seed.
  */
 import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
@@ -12,6 +13,8 @@ import { summarize } from './report.ts'
 import { runLive } from '../net/run-live.ts'
 
 const program = new Command()
+  // Bad usage exits 2, as a bad scenario file does (commander's own default is 1).
+  .exitOverride((err) => { process.exit(err.exitCode === 0 ? 0 : 2) })
   .name('sim')
   .description('Run a treecast scenario in the deterministic simulator')
   .argument('<scenario>', 'scenario JSON file (format: experiments/README.md)')
@@ -25,7 +28,10 @@ const program = new Command()
   .action(async (file: string, opts: { seed?: number, json?: boolean, network: 'sim' | 'libp2p' }) => {
     let scenario
     try {
-      scenario = parseScenario(JSON.parse(readFileSync(file, 'utf8')))
+      const raw: unknown = JSON.parse(readFileSync(file, 'utf8'))
+      // A file without a seed runs with --seed's.
+      if (opts.seed !== undefined && typeof raw === 'object' && raw !== null && !Array.isArray(raw) && !('seed' in raw)) (raw as Record<string, unknown>).seed = opts.seed
+      scenario = parseScenario(raw)
     } catch (err) {
       console.error(`sim: ${file}: ${(err as Error).message}`)
       process.exit(2)
