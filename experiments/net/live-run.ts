@@ -368,7 +368,7 @@ export class LiveRun {
       conns += n.libp2p.getConnections().length
       msgs += (n.overlay.counters() as { core: { messagesOut: number } }).core.messagesOut
     }
-    return `status: ${running.length} peers running, ${probing} probing, ${conns / 2} connections, ${msgs} messages sent so far`
+    return `status: ${running.length} peers running, ${probing} probing, ${Math.round(conns / 2)} connections, ${msgs} messages sent so far`
   }
 
   /**

@@ -44,7 +44,7 @@ const program = new Command()
     report.replay = `npm run --silent sim -- ${file} --seed ${seed}${opts.network === 'libp2p' ? ' --network libp2p' : ''}`
     const wallMs = performance.now() - started
     if (opts.json === true) process.stdout.write(JSON.stringify(report, null, 2) + '\n')
-    else console.log(summarize(report, wallMs))
+    else console.log(summarize(report, wallMs, opts.network === 'libp2p'))
     if (report.violations.length > 0) {
       if (opts.json === true) console.error(`sim: ${report.violations.length} invariant violations in ${basename(file)}; reproduce with: ${report.replay}`)
       process.exitCode = 1

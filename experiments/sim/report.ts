@@ -177,10 +177,10 @@ export interface SimReport {
 }
 
 /** A short human summary of a report. */
-export function summarize (r: SimReport, wallMs?: number): string {
+export function summarize (r: SimReport, wallMs?: number, live = false): string {
   const t = r.totals
   const lines = [
-    `scenario ${r.scenario}, seed ${r.seed}: ${r.peers.initial} peers at start, ${r.peers.final} at end, ${r.vnodes} virtual nodes, ${(r.simulatedMs / 1000).toFixed(2)} s simulated${wallMs !== undefined ? ` in ${(wallMs / 1000).toFixed(1)} s wall` : ''}`,
+    `scenario ${r.scenario}, seed ${r.seed}: ${r.peers.initial} peers at start, ${r.peers.final} at end, ${r.vnodes} virtual nodes, ${(r.simulatedMs / 1000).toFixed(2)} s ${live ? 'of schedule on real peers' : 'simulated'}${wallMs !== undefined ? ` in ${(wallMs / 1000).toFixed(1)} s wall` : ''}`,
     `trees first stable at ${fmtMs(r.stability.firstStableMs)}; repairs: ${r.stability.repairs.map((x) => `${x.event}@${fmtMs(x.atMs)} -> ${x.interrupted ? 'interrupted by the next change' : `trees ${fmtMs(x.treesRepairedAfterMs)}, leavers gone ${fmtMs(x.stableAfterMs)}`}`).join(', ') || 'none'}`,
     `probes: ${r.probes.total} (${r.probes.perPeerMean.toFixed(1)} per peer; ${r.probes.light} light, without download; ${r.probes.offers} tree-news offers received)`,
     `broadcasts: ${t.broadcastsComplete}/${t.broadcasts} complete, ${t.lostDeliveries} lost deliveries, ${t.duplicates} duplicates, ${t.fallbackSends} point-to-point fallback sends`,
