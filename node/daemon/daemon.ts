@@ -2,7 +2,7 @@
  * The long-running peer: one treecast node, its identity and state in a data dir, the
  * control API, logs, metrics and signal handling. `treecast start` runs {@link runDaemon}.
  *
- * Start-up: load or create `peer.key`; start the control API (api.json); create and start
+ * Start-up: lock the data dir (node/daemon/lock.ts; held: exit 1, as for a port in use); load or create `peer.key`; start the control API (api.json); create and start
  * the node; join through the first reachable peer of `join` (each attempt on a fresh node,
  * the same key), asking for the ranges saved in state.json (or `want`) unless `fresh`; with
  * no peer to join (or only itself), found a new overlay of `vnodes` virtual nodes.
@@ -23,6 +23,7 @@ import { parseHostPort, parseRanges, readPsk, type DaemonConfig } from './config
 import { contribution } from './contribute.ts'
 import type { Logger } from './log.ts'
 import { DaemonMetrics } from './metrics.ts'
+import { lockDataDir, type DataDirLock } from './lock.ts'
 import { ensureDataDir, loadOrCreateKey, readState, removeApiInfo, writeApiInfo, writeState } from './state.ts'
 
 export type Phase = 'starting' | 'joining' | 'running' | 'leaving' | 'stopped'
@@ -38,6 +39,8 @@ export class Daemon implements ApiHost {
   private apiUrl = ''
   private peerId = ''
   private deliveryFd: number | undefined
+  /** The data dir's lock (node/daemon/lock.ts), held from the start of {@link start} to exit. */
+  private lock: DataDirLock | undefined
   private readonly startedAt = Date.now()
   private leaving: Promise<{ drained: boolean }> | undefined
   private shuttingDown = false
@@ -81,6 +84,11 @@ export class Daemon implements ApiHost {
     if (opts.exit !== undefined) this.onExit = opts.exit
     const cfg = this.cfg
     ensureDataDir(cfg.dataDir)
+    // Before anything in the dir is read or written: a second daemon on it stops here, and
+    // leaves the first one's api.json and state.json alone (finish()).
+    this.lock = lockDataDir(cfg.dataDir, (pid) => {
+      this.log.warn('took over a stale data dir lock (its daemon is gone)', { dataDir: cfg.dataDir, pid })
+    })
     const { key, created } = await loadOrCreateKey(cfg.dataDir)
     this.peerId = peerIdFromPrivateKey(key).toString()
     this.log.info(created ? 'created identity' : 'loaded identity', { peerId: this.peerId, dataDir: cfg.dataDir })
@@ -268,7 +276,11 @@ export class Daemon implements ApiHost {
     if (this.finished) return
     this.finished = true
     this.phase = 'stopped'
-    try { removeApiInfo(this.cfg.dataDir) } catch { /* gone */ }
+    // Only with the lock: without it, api.json is another daemon's.
+    if (this.lock !== undefined) {
+      try { removeApiInfo(this.cfg.dataDir) } catch { /* gone */ }
+      this.lock.release()
+    }
     if (this.deliveryFd !== undefined) { try { closeSync(this.deliveryFd) } catch { /* closed */ } }
     this.log.info('exit', { code })
     this.onExit(code)

@@ -5,7 +5,8 @@
  *   restarted daemon keeps its peer id;
  * - `state.json`: the overlay it was in and the last non-empty set of virtual nodes it
  *   owned, which it asks back when it rejoins (unless `--fresh`);
- * - `api.json`: the control API's URL and bearer token (mode 0600), for the CLI.
+ * - `api.json`: the control API's URL and bearer token (mode 0600), for the CLI;
+ * - `lock`: the pid of the daemon using the dir, for its lifetime (node/daemon/lock.ts).
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

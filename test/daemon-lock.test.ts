@@ -1,0 +1,130 @@
+/**
+ * One daemon per data dir (node/daemon/lock.ts). In-process: the lock is exclusive, names
+ * the pid holding it, is released, and a stale one (dead pid, no pid, this pid but not
+ * taken here) is taken over. Out of process: a second `treecast start` on a running
+ * daemon's dir exits 1 naming the dir and the first one's pid, and leaves the first one's
+ * api.json, so `treecast status` still reaches it; after a SIGTERM the lock is gone.
+ * Ports and API addresses are 0 (any).
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import { DataDirLockedError, LOCK_FILE, lockDataDir, pidRunning } from '../node/daemon/lock.ts'
+import { readApiInfo } from '../node/daemon/state.ts'
+
+const ROOT_DIR = fileURLToPath(new URL('..', import.meta.url))
+const BIN = fileURLToPath(new URL('../bin/treecast.ts', import.meta.url))
+const tmp = mkdtempSync(join(tmpdir(), 'treecast-lock-test-'))
+afterAll(() => { rmSync(tmp, { recursive: true, force: true }) })
+
+let n = 0
+function dir (): string {
+  const d = join(tmp, `d${n++}`)
+  mkdirSync(d)
+  return d
+}
+
+/** The pid of a process that has exited. */
+function deadPid (): number {
+  const r = spawnSync(process.execPath, ['-e', ''])
+  expect(pidRunning(r.pid!)).toBe(false)
+  return r.pid!
+}
+
+describe('data dir lock (in process)', () => {
+  it('is exclusive, names the holder, and is released', () => {
+    const d = dir()
+    const a = lockDataDir(d)
+    expect(readFileSync(join(d, LOCK_FILE), 'utf8')).toBe(`${process.pid}\n`)
+    let err: unknown
+    try { lockDataDir(d) } catch (e) { err = e }
+    expect(err).toBeInstanceOf(DataDirLockedError)
+    expect((err as DataDirLockedError).pid).toBe(process.pid)
+    expect((err as Error).message).toContain(d)
+    expect((err as Error).message).toContain(`pid ${process.pid}`)
+    a.release()
+    expect(existsSync(join(d, LOCK_FILE))).toBe(false)
+    a.release() // idempotent
+    const b = lockDataDir(d)
+    b.release()
+  })
+
+  it('refuses a lock held by another running process', () => {
+    const d = dir()
+    const parentPid = process.ppid // running, and not this process
+    writeFileSync(join(d, LOCK_FILE), `${parentPid}\n`)
+    expect(() => lockDataDir(d)).toThrow(`pid ${parentPid}`)
+    expect(readFileSync(join(d, LOCK_FILE), 'utf8')).toBe(`${parentPid}\n`)
+  })
+
+  it('takes over a stale lock and says so', () => {
+    for (const content of [`${deadPid()}\n`, '', 'garbage', `${process.pid}\n`]) {
+      const d = dir()
+      writeFileSync(join(d, LOCK_FILE), content)
+      const stale: Array<number | undefined> = []
+      const l = lockDataDir(d, (pid) => stale.push(pid))
+      expect(stale).toHaveLength(1)
+      expect(readFileSync(join(d, LOCK_FILE), 'utf8')).toBe(`${process.pid}\n`)
+      l.release()
+    }
+  })
+
+  it('release leaves a lock that is not this process\'s', () => {
+    const d = dir()
+    const l = lockDataDir(d)
+    writeFileSync(join(d, LOCK_FILE), `${process.ppid}\n`) // someone removed ours and took it
+    l.release()
+    expect(readFileSync(join(d, LOCK_FILE), 'utf8')).toBe(`${process.ppid}\n`)
+  })
+})
+
+/** Runs the CLI to completion. */
+async function runCli (args: string[], timeoutMs = 30_000): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+  const timer = setTimeout(() => { child.kill('SIGKILL') }, timeoutMs)
+  const code = await new Promise<number | null>((resolve) => { child.on('close', (c) => { resolve(c) }) })
+  clearTimeout(timer)
+  return { code, stdout, stderr }
+}
+
+describe('two daemons on one data dir', () => {
+  it('the second exits 1 naming the dir and the first one\'s pid; the first keeps its api.json', async () => {
+    const d = join(tmp, 'shared')
+    const args = ['start', '--data-dir', d, '--listen', '/ip4/127.0.0.1/tcp/0', '--api-listen', '127.0.0.1:0', '--vnodes', '16']
+    const first = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'ignore', 'pipe'] })
+    let firstErr = ''
+    first.stderr.setEncoding('utf8').on('data', (s: string) => { firstErr += s })
+    const closed = new Promise<number | null>((resolve) => { first.on('close', (c) => { resolve(c) }) })
+    try {
+      const deadline = Date.now() + 30_000
+      while (readApiInfo(d)?.pid !== first.pid) {
+        if (Date.now() > deadline) throw new Error(`first daemon: no api.json\n${firstErr}`)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      // Without the lock the second one ran on (any port is free) and was killed here.
+      const second = await runCli(args, 15_000)
+      expect(second.code).toBe(1)
+      expect(second.stderr).toContain(d)
+      expect(second.stderr).toContain(`pid ${first.pid}`)
+      expect(second.stderr).not.toMatch(/loaded identity|node started/)
+
+      expect(readApiInfo(d)?.pid).toBe(first.pid)
+      const status = await runCli(['status', '--data-dir', d, '--json'])
+      expect(status.code, status.stderr).toBe(0)
+      expect((JSON.parse(status.stdout) as { pid: number }).pid).toBe(first.pid)
+      expect(readFileSync(join(d, LOCK_FILE), 'utf8')).toBe(`${first.pid}\n`)
+    } finally {
+      first.kill('SIGTERM')
+    }
+    expect(await closed).toBe(0)
+    expect(existsSync(join(d, LOCK_FILE))).toBe(false)
+    expect(existsSync(join(d, 'api.json'))).toBe(false)
+  }, 90_000)
+})
