@@ -9,6 +9,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
 const REAL_TIME = [
   'test/node-*.test.ts',
   'test/daemon.test.ts',
+  'test/daemon-lock.test.ts',
+  'test/daemon-state.test.ts',
   'test/hung-peer.test.ts',
   'test/multi-process.test.ts',
   'test/gossipsub-compare.test.ts',

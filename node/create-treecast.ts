@@ -113,7 +113,7 @@ export class TreecastNode {
   get state (): string { return this.overlay.state }
 
   bootstrap (vnodeCount?: number, founders?: readonly string[]): void { this.overlay.bootstrap(vnodeCount, founders) }
-  async join (contact: string | Multiaddr, opts: { want?: IntervalSet } = {}): Promise<void> { await this.overlay.join(contact, opts) }
+  async join (contact: string | Multiaddr, opts: { want?: IntervalSet, wantOf?: number } = {}): Promise<void> { await this.overlay.join(contact, opts) }
   async leave (): Promise<{ drained: boolean }> { return await this.overlay.leave() }
   async broadcast (payload: Uint8Array, opts?: BroadcastOptions): Promise<BroadcastHandle> { return await this.overlay.broadcast(payload, opts) }
   startBroadcast (payload: Uint8Array, opts?: BroadcastOptions): BroadcastHandle & { readonly sent: Promise<void> } { return this.overlay.startBroadcast(payload, opts) }

@@ -164,9 +164,11 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
 
   /**
    * Joins the overlay that `contact` (a multiaddr with /p2p/) belongs to. `want` asks for
-   * specific virtual nodes (a rejoining peer asks for its old ones). Resolves once joined.
+   * specific virtual nodes (a rejoining peer asks for its old ones); with `wantOf`, the
+   * number of virtual nodes of the overlay they were owned in, a contact of an overlay of
+   * another size ignores them (a saved state reused elsewhere). Resolves once joined.
    */
-  async join (contact: string | Multiaddr, opts: { want?: IntervalSet } = {}): Promise<void> {
+  async join (contact: string | Multiaddr, opts: { want?: IntervalSet, wantOf?: number } = {}): Promise<void> {
     const to = contact.toString()
     if (peerIdPart(to) === undefined) throw new InvalidArgumentError(`contact must end in /p2p/<peer id>: ${to}`)
     if (to === this.id) throw new InvalidArgumentError('cannot join through oneself')
@@ -179,7 +181,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     const joined = this.pending.wait('joined', this.init.joinTimeoutMs ?? 30_000, () => new JoinFailedError(`no answer from ${to}`))
     this.joinContact = to
     try {
-      core.join(this.now(), to, { incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}) })
+      core.join(this.now(), to, { incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}), ...(opts.wantOf !== undefined ? { wantOf: opts.wantOf } : {}) })
     } catch (err) {
       joined.catch(() => {})
       this.pending.reject('joined', err as Error)
@@ -397,6 +399,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   private onEvicted (core: TreecastCore): void {
     const attempts = this.init.rejoinAttempts ?? 3
     const want = core.ownedSet
+    const wantOf = core.vnodeCount
     const contacts = rejoinContacts(core.members.alive(), this.selfId, this.init.random ?? Math.random)
     const run = ++this.rejoinRun
     this.rejoining = attempts > 0
@@ -408,7 +411,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     // After this turn: the old core's outputs are still being carried out.
     queueMicrotask(() => {
       const host = {
-        joinAfresh: async (contact: string, w: IntervalSet) => { this.freshCore(); await this.join(contact, { want: w }) },
+        joinAfresh: async (contact: string, w: IntervalSet) => { this.freshCore(); await this.join(contact, { want: w, wantOf }) },
         running: () => this.started && this.rejoinRun === run
       }
       void rejoin(host, contacts, want, attempts).then((r) => {

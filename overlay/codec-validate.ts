@@ -367,8 +367,9 @@ const nonce = (o: Obj, f: Fields): number => f.int(own(o, 'nonce'), 'nonce', Num
 const READERS: { readonly [T in MessageType]: Reader } = {
   join: (o, f) => {
     const want = own(o, 'want')
+    const of = own(o, 'of')
     const incarnation = f.int(own(o, 'incarnation'), 'incarnation')
-    return want === undefined ? { t: 'join', incarnation } : { t: 'join', incarnation, want: f.set(want, 'want') }
+    return { t: 'join', incarnation, ...(want === undefined ? {} : { want: f.set(want, 'want') }), ...(of === undefined ? {} : { of: f.int(of, 'of', 1, f.limits.vnodeUniverse) }) }
   },
   facts: (o, f) => {
     const msg = {

@@ -127,7 +127,7 @@ function openWire (o: StreamOpen): unknown[] {
 /** The fields of `msg` besides `v` and `t`, in wire form. */
 function fieldsWire (msg: Message): Record<string, unknown> {
   switch (msg.t) {
-    case 'join': return msg.want === undefined ? { incarnation: msg.incarnation } : { incarnation: msg.incarnation, want: setBytes(msg.want) }
+    case 'join': return { incarnation: msg.incarnation, ...(msg.want === undefined ? {} : { want: setBytes(msg.want) }), ...(msg.of === undefined ? {} : { of: msg.of }) }
     case 'facts': return {
       vnodeCount: msg.vnodeCount,
       members: msg.members.map((m) => [m.peer, m.incarnation, m.status]),
@@ -296,7 +296,7 @@ function openSize (o: StreamOpen): number {
 
 function fieldsSize (msg: Message): number {
   switch (msg.t) {
-    case 'join': return kn('incarnation', msg.incarnation) + (msg.want === undefined ? 0 : kset('want', msg.want))
+    case 'join': return kn('incarnation', msg.incarnation) + (msg.want === undefined ? 0 : kset('want', msg.want)) + (msg.of === undefined ? 0 : kn('of', msg.of))
     case 'facts': return kn('vnodeCount', msg.vnodeCount) + kbool('welcome') +
       str('members') + list(msg.members, (m) => 1 + str(m.peer) + num(m.incarnation) + str(m.status)) +
       str('records') + list(msg.records, recordSize) + (msg.claim === true ? kbool('claim') : 0)

@@ -218,17 +218,18 @@ export class TreecastCore {
     this.flush(now)
   }
 
-  /** Joins an overlay through `contact`, optionally asking for exact ranges. */
-  join (now: number, contact: PeerId, opts: { want?: IntervalSet, incarnation?: number } = {}): void {
+  /** Joins an overlay through `contact`, optionally asking for exact ranges (`wantOf`: of an overlay of that many virtual nodes, else ignored). */
+  join (now: number, contact: PeerId, opts: { want?: IntervalSet, wantOf?: number, incarnation?: number } = {}): void {
     this.expectState('idle')
     if (contact === this.self) throw new InvalidArgumentError('cannot join through oneself')
     if (opts.incarnation !== undefined && (!Number.isSafeInteger(opts.incarnation) || opts.incarnation < 0)) throw new InvalidArgumentError(`incarnation must be a non-negative safe integer, got ${opts.incarnation}`)
+    if (opts.wantOf !== undefined && (!Number.isSafeInteger(opts.wantOf) || opts.wantOf < 1)) throw new InvalidArgumentError(`wantOf must be a virtual node count >= 1, got ${opts.wantOf}`)
     this.now = now
     this.incarnation = opts.incarnation ?? 0
     for (const counter of [this.streams, this.trees, this.probing]) counter.numberFrom(firstNumberOf(this.incarnation))
     this.stateValue = 'joining'
     this.joinContact = contact
-    this.send(contact, { t: 'join', incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}) })
+    this.send(contact, { t: 'join', incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}), ...(opts.wantOf !== undefined ? { of: opts.wantOf } : {}) })
     this.flush(now)
   }
 
@@ -347,7 +348,7 @@ export class TreecastCore {
     // overlay/strangers.ts: a sender no member announced; its adopts and reaches are disowned.
     if (member === undefined && refusedFromStranger(msg)) { this.reject(`stranger-${msg.t}`); const ops = strangerDisowns(msg); if (ops.length > 0) this.send(from, { t: 'tree', ops }); return }
     switch (msg.t) {
-      case 'join': this.ownership.onJoin(now, from, msg.incarnation, msg.want); break
+      case 'join': this.ownership.onJoin(now, from, msg.incarnation, msg.want, msg.of); break
       case 'sync': this.send(from, { t: 'facts', vnodeCount: this.vnodes, members: this.members.facts(), records: this.view.records(), welcome: false }); break
       case 'facts':
         if (msg.welcome) this.onWelcome(now, from, msg)
@@ -431,8 +432,7 @@ export class TreecastCore {
   /** The contact's snapshot: this joining peer is a member now. */
   private onWelcome (now: number, from: PeerId, msg: FactsMessage): void {
     if (this.stateValue !== 'joining') return
-    // Only the contact welcomes: another peer's welcome answers an earlier incarnation's join
-    // (a rejoin through another contact after a timeout), whose snapshot is not ours.
+    // Only the contact welcomes: another's answers an earlier incarnation's join (a rejoin elsewhere after a timeout).
     if (from !== this.joinContact) { this.reject('welcome-not-from-contact'); return }
     this.vnodes = msg.vnodeCount
     this.view = OwnershipMap.fromRecords(msg.vnodeCount, msg.records)

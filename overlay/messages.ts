@@ -28,7 +28,12 @@ export interface MemberFact {
 }
 
 /** A peer asks to join, optionally asking for exact ranges (a rejoining peer's old ones). */
-export interface JoinMessage { readonly t: 'join', readonly incarnation: number, readonly want?: IntervalSet }
+/**
+ * A join. `want`: exact ranges asked for (a rejoining peer's old ones); `of`: the virtual
+ * node count of the overlay they were owned in, so that a contact of another overlay (a
+ * saved state reused elsewhere) ignores them instead of giving what they name.
+ */
+export interface JoinMessage { readonly t: 'join', readonly incarnation: number, readonly want?: IntervalSet, readonly of?: number }
 
 /** Membership and ownership facts: disseminated on every change, and as a joiner's snapshot. */
 export interface FactsMessage {

@@ -123,9 +123,13 @@ export class OwnershipEngine {
   }
 
   /** A peer asks to join through this one (this peer is its contact). */
-  onJoin (now: number, joiner: PeerId, incarnation: number, want: IntervalSet | undefined): void {
+  onJoin (now: number, joiner: PeerId, incarnation: number, asked: IntervalSet | undefined, of?: number): void {
     const { members } = this.host
     if (!this.host.isRunning()) { this.host.reject('join-while-not-running'); return }
+    // Ranges of an overlay of another size (a saved state reused elsewhere) name nothing here: a plain join.
+    const elsewhere = of !== undefined && of !== this.host.vnodeCount()
+    if (elsewhere) this.host.reject('join-want-of-other-overlay')
+    const want = elsewhere ? undefined : asked
     const fact: MemberFact = { peer: joiner, incarnation, status: 'alive' }
     // A restart before the crash was noticed: the welcome says so (the earlier incarnation dead, ahead of the rest), as its tree children may still point to it (core.onWelcome).
     const restarted: MemberFact[] = members.isAlive(joiner) && members.incarnationOf(joiner) < incarnation ? [{ peer: joiner, incarnation: members.incarnationOf(joiner), status: 'dead' }] : []
@@ -263,8 +267,7 @@ export class OwnershipEngine {
     if (won.isEmpty) return false
     const status = members.statusOf(rec.owner)
     if ((status === 'left' || status === 'dead') && (rec.ownerIncarnation === undefined || rec.ownerIncarnation <= members.incarnationOf(rec.owner))) {
-      // Handed to a peer that is already gone (a leaver's successor that left or crashed
-      // unnoticed): nobody would ever own it. The successor rule takes it, everywhere alike.
+      // Handed to a peer already gone (a leaver's successor that left or crashed unnoticed): nobody would own it; the successor rule takes it.
       this.takeOver(now, rec.owner, ORPHAN_VERSION_STEP, members.incarnationOf(rec.owner))
       return true
     }
@@ -286,8 +289,7 @@ export class OwnershipEngine {
   /** `restartedAs`: the change is the death of an incarnation that a newer one, `restartedAs`, replaced unnoticed. */
   private memberChanged (now: number, c: MemberChange, restartedAs?: number): void {
     if (c.before === 'alive' && c.after === 'alive') {
-      // A newer incarnation of a peer we still held alive: its previous incarnation is gone
-      // (crashed and restarted before anyone noticed). Handle that death first.
+      // A newer incarnation of a peer we still held alive: its previous one is gone (crashed and restarted unnoticed): that death first.
       this.memberChanged(now, { peer: c.peer, before: 'alive', after: 'dead', incarnation: c.incarnation - 1 }, c.incarnation)
       this.memberChanged(now, { peer: c.peer, before: 'dead', after: 'alive', incarnation: c.incarnation })
       return
@@ -336,16 +338,14 @@ export class OwnershipEngine {
     else this.guesses.add(won, record.version - step)
     if (succ !== self && step === ORPHAN_VERSION_STEP) this.orphans.remember(succ, record)
     if (succ === self) this.claim(now, record)
-    // A crash take-over's successor is told what this view made it: had its own view named
-    // another (views that differ on who is alive, snapshots that carried such guesses),
-    // nobody would claim (swarm-striped-10380). It claims where the record wins there.
+    // A crash take-over's successor is told what this view made it: had its own view named another (views that
+    // differ on who is alive, snapshots carrying such guesses), nobody would claim (swarm-striped-10380).
     else if (step === CLAIM_VERSION_STEP && !won.isEmpty) this.host.send(succ, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [{ ...record, ranges: won }], welcome: false })
   }
 
   /** Claims `record` (this peer its owner): stated to all, owned once they answered (or the claim timer). */
   private claim (now: number, record: OwnershipRecord): void {
-    // Every survivor computes the same record, unless views differ (concurrent restarts,
-    // a stale snapshot): the claim is stated to all and owned once they answered.
+    // Every survivor computes the same record unless views differ (concurrent restarts, a stale snapshot): stated to all, owned once answered.
     this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [record], welcome: false, claim: true })
     this.host.setClaimTimer(now + this.host.claimTimeoutMs())
     this.settle(this.claims.add(now, record, this.host.members.alive().filter((p) => p !== this.host.self)))

@@ -97,7 +97,7 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
   })
 
   return fc.oneof(
-    fc.record({ t: fc.constant('join' as const), incarnation: arbCount, want: arbSet }, { requiredKeys: ['t', 'incarnation'] }),
+    fc.record({ t: fc.constant('join' as const), incarnation: arbCount, want: arbSet, of: fc.integer({ min: 1, max: 2 ** 31 }) }, { requiredKeys: ['t', 'incarnation'] }),
     fc.record({
       t: fc.constant('facts' as const),
       vnodeCount: fc.nat(2 ** 31),

@@ -130,6 +130,7 @@ describe('rejections', () => {
     ['reduction cut into more than MAX_REDUCE_SEGMENTS segments', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ id: 'i', origin: 'p', mode: 'lat', header: S2.encode(), chunkCount: 1, totalBytes: 0, fallback: false, hops: 0, reduce: { op: 'sum', rootVnode: 0, length: 1 << 24, segment: 1 } }) }],
     ['pull of an array cut into more than MAX_REDUCE_SEGMENTS segments', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 1 << 24, want: S2.encode(), hops: 0, seg: 0, segment: 1 }],
     ['collective shape of more than MAX_REDUCE_SEGMENTS segments', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [1 << 24, 1], seg: 0 }],
+    ['join of an overlay of no virtual nodes', { t: 'join', incarnation: 0, want: S2.encode(), of: 0 }],
     ['collective shape with a segment of 0', { t: 'partial', id: 'i', root: 'p', op: 'sum', covered: S2.encode(), value: new Uint8Array(8), coll: [100, 0] }],
     ['collective pull mark not true', { t: 'pull', id: 'i', root: 'p', op: 'sum', length: 1, want: S2.encode(), hops: 0, coll: 1 }],
     // A collective id with '/' could be a broadcast's: the pull would mark its virtual nodes delivered (found by test/core-fuzz).

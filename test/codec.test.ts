@@ -33,6 +33,7 @@ describe('round trip', () => {
 
   it('optional fields may be absent', () => {
     expect(roundTrip({ t: 'join', incarnation: 0 })).not.toHaveProperty('want')
+    expect(roundTrip({ t: 'join', incarnation: 0, want: S2, of: 64 })).toMatchObject({ of: 64 })
     const { reduce: _reduce, combine: _combine, ...open } = OPEN
     expect((roundTrip({ t: 'chunk', stream: 0, index: 3, data: new Uint8Array(0), open }) as { open: StreamOpen }).open).not.toHaveProperty('reduce')
     expect(roundTrip({ t: 'chunk', stream: 0, index: 9, data: new Uint8Array(10) })).not.toHaveProperty('open')

@@ -8,7 +8,7 @@ import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { joinShare, successorOf } from '../virtual-nodes/assignment.ts'
 import { TreecastCore } from '../overlay/core.ts'
-import { NotRunningError } from '../overlay/errors.ts'
+import { InvalidArgumentError, NotRunningError } from '../overlay/errors.ts'
 import type { Message } from '../overlay/messages.ts'
 import type { Output } from '../overlay/outputs.ts'
 import { expectExactlyOnce, mulberry32, PEERS5, settled } from './core-loop.ts'
@@ -56,6 +56,22 @@ describe('TreecastCore: join', () => {
     loop.runUntil(() => !j.ownedSet.isEmpty, 2000, 'join')
     expect(j.ownedSet.equals(joinShare(before))).toBe(true)
     expect(loop.core('p4').ownedSet.size).toBe(4)
+    loop.ok()
+  })
+
+  it('ranges asked for in an overlay of another size (`wantOf`) are ignored: a plain join; of this size, given exactly', () => {
+    const loop = settled()
+    const before = loop.core('p2').ownedSet
+    const j = loop.create('p9')
+    loop.input('p9', (c) => c.join(loop.now, 'p2', { want: IntervalSet.range(0, 1024), wantOf: 1024 }))
+    loop.runUntil(() => !j.ownedSet.isEmpty, 2000, 'join')
+    expect(j.ownedSet.equals(joinShare(before))).toBe(true)
+    expect(loop.core('p2').stats.rejected['join-want-of-other-overlay']).toBe(1)
+    const k = loop.create('p8')
+    loop.input('p8', (c) => c.join(loop.now, 'p0', { want: IntervalSet.range(20, 23), wantOf: 23 }))
+    loop.runUntil(() => k.ownedSet.equals(IntervalSet.range(20, 23)), 2000, 'exact ranges')
+    expect(() => loop.create('p7').join(loop.now, 'p0', { want: IntervalSet.range(0, 1), wantOf: 0 })).toThrow(InvalidArgumentError)
+    loop.run(500)
     loop.ok()
   })
 })

@@ -105,8 +105,11 @@ export class Daemon implements ApiHost {
 
     const saved = cfg.fresh ? undefined : readState(cfg.dataDir)
     let want: IntervalSet | undefined
+    // Saved ranges are asked for in the overlay they were owned in: a contact of an overlay
+    // of another size ignores them (state.json reused elsewhere took every virtual node).
+    let wantOf: number | undefined
     if (cfg.want !== undefined) want = parseRanges(cfg.want)
-    else if (saved !== undefined && saved.owned.length > 0) want = IntervalSet.fromRanges(saved.owned)
+    else if (saved !== undefined && saved.owned.length > 0) { want = IntervalSet.fromRanges(saved.owned); wantOf = Number.isSafeInteger(saved.vnodeCount) && saved.vnodeCount >= 1 ? saved.vnodeCount : undefined }
 
     const contacts = cfg.join.filter((a) => !a.endsWith(`/p2p/${this.peerId}`))
     const init = (): CreateTreecastInit => ({
@@ -135,7 +138,8 @@ export class Daemon implements ApiHost {
         const n = await this.startNode(init(), key, token)
         this.log.info('joining', { contact, want: want?.toString() })
         try {
-          await n.join(contact, want !== undefined ? { want } : {})
+          await n.join(contact, { ...(want !== undefined ? { want } : {}), ...(wantOf !== undefined ? { wantOf } : {}) })
+          if (wantOf !== undefined && n.vnodeCount() !== wantOf) this.log.warn('state.json was for another overlay: joined as a new peer', { savedVnodes: wantOf, vnodes: n.vnodeCount() })
           joined = true
           break
         } catch (err) {
