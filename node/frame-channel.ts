@@ -101,6 +101,8 @@ export class FrameChannel {
   private flushScheduled = false
   private pauseWanted = false
   private readonly decoder: LengthPrefixedDecoder
+  /** close() calls waiting for the queue to be handed to the stream (or the stream to end). */
+  private drainWaiters: Array<() => void> = []
   /** When last a frame arrived (driver clock). */
   lastReceivedAt = 0
   /** Bytes written to the stream so far. */
@@ -185,14 +187,24 @@ export class FrameChannel {
     this.finish(err)
   }
 
+  /**
+   * Until everything queued is handed to the stream, or the stream ends. The queue empties
+   * in flush(), on a microtask or after the stream's 'drain': waiting for a 'drain' event
+   * alone never ended when the frames had gone out without backpressure, so a frame sent
+   * just before close() kept the stream open for good (relay streams leaked, and a root
+   * refused relayed broadcasts after 16).
+   */
   private async whenDrained (): Promise<void> {
     while (!this.isClosed && (this.head < this.queue.length || this.waitingDrain)) {
-      await new Promise<void>((resolve) => {
-        const done = (): void => { this.stream.removeEventListener('drain', done); this.stream.removeEventListener('close', done); resolve() }
-        this.stream.addEventListener('drain', done)
-        this.stream.addEventListener('close', done)
-      })
+      await new Promise<void>((resolve) => { this.drainWaiters.push(resolve) })
     }
+  }
+
+  private wakeDrainWaiters (): void {
+    if (this.drainWaiters.length === 0) return
+    const waiters = this.drainWaiters
+    this.drainWaiters = []
+    for (const w of waiters) w()
   }
 
   /**
@@ -246,7 +258,7 @@ export class FrameChannel {
     if (this.head === this.queue.length) {
       this.queue.length = 0
       this.head = 0
-      if (!this.waitingDrain) this.handlers.drained()
+      if (!this.waitingDrain) { this.handlers.drained(); this.wakeDrainWaiters() }
     }
   }
 
@@ -284,6 +296,7 @@ export class FrameChannel {
     this.queue.length = 0
     this.head = 0
     this.queued = 0
+    this.wakeDrainWaiters()
     this.handlers.closed(err)
   }
 }

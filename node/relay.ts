@@ -58,7 +58,9 @@ export class Relay {
       try { ch.send(Kind.Failed, encode({ message })) } catch { /* closed */ }
       void ch.close()
     }
-    const ch = new FrameChannel(stream, { maxFrameBytes: this.host.maxFrameBytes + 1024, maxQueuedBytes: 1024 * 1024 }, {
+    // Closed both ways once done: the asker closes after the answer, and a stream left half
+    // open kept `active` counted and the payload held (a root took 16 relayed broadcasts).
+    const ch = new FrameChannel(stream, { maxFrameBytes: this.host.maxFrameBytes + 1024, maxQueuedBytes: 1024 * 1024, closeOnRemoteClose: true }, {
       frame: (kind, body) => {
         if (from === undefined) {
           const h = kind === FrameKind.Hello ? decodeHello(body) : undefined
@@ -123,11 +125,11 @@ export class Relay {
     const done = new Promise<void>((resolve, reject) => { finished = resolve; const f = failed; failed = (e) => { f(e); reject(e) } })
     done.catch(() => {})
     let isDone = false
-    const ch = new FrameChannel(stream, { maxFrameBytes: 64 * 1024, maxQueuedBytes: payload.byteLength + 2 * RELAY_FRAME_BYTES }, {
+    const ch = new FrameChannel(stream, { maxFrameBytes: 64 * 1024, maxQueuedBytes: payload.byteLength + 2 * RELAY_FRAME_BYTES, closeOnRemoteClose: true }, {
       frame: (kind, body) => {
         const m = parse(body)
         if (kind === Kind.Started && typeof m?.id === 'string') started(m.id)
-        else if (kind === Kind.Done) { isDone = true; finished() } else if (kind === Kind.Failed) failed(new RelayFailedError(typeof m?.message === 'string' ? m.message : 'the root refused the broadcast'))
+        else if (kind === Kind.Done) { isDone = true; finished(); void ch.close() } else if (kind === Kind.Failed) { failed(new RelayFailedError(typeof m?.message === 'string' ? m.message : 'the root refused the broadcast')); void ch.close() }
       },
       drained: () => {},
       closed: () => { if (!isDone) failed(new RelayFailedError(`the relay stream to ${root} closed before the broadcast completed`)) }

@@ -4,6 +4,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import type { TreecastNode } from '../node/create-treecast.ts'
 import { InvalidArgumentError } from '../node/errors.ts'
+import { MAX_RELAYS, RELAY_PROTOCOL } from '../node/relay.ts'
 import { DeliveryRecorder, ownerOf, patterned, startCluster, stopAll, waitStable, withTimeout } from './node-helpers.ts'
 
 const V = 64
@@ -40,5 +41,20 @@ describe('broadcast with another root', () => {
     await expect(asker.broadcast(new Uint8Array(1), { root: V })).rejects.toThrow(InvalidArgumentError)
     await expect(asker.broadcast(new Uint8Array(1), { root: 1.5 })).rejects.toThrow(InvalidArgumentError)
     expect(() => asker.startBroadcast(new Uint8Array(1), { root: 0 })).toThrow(InvalidArgumentError)
+  }, 120_000)
+
+  it('more relayed broadcasts than MAX_RELAYS one after another all complete, and their streams close', async () => {
+    // A frame queued just before close() kept the stream open (node/frame-channel.ts), and
+    // the asker never closed its side: the root counted each as active, and the 17th failed.
+    const asker = nodes[1] as TreecastNode
+    const target = [...Array(V).keys()].find((v) => !asker.owned().has(v)) as number
+    for (let i = 0; i < MAX_RELAYS + 4; i++) {
+      const h = await withTimeout(asker.broadcast(patterned(100, i), { root: target }), 10_000, `relay ${i}`)
+      await withTimeout(h.done, 10_000, `relay ${i} done`)
+    }
+    const open = (): number => nodes.flatMap((n) => n.libp2p.getConnections().flatMap((c) => c.streams)).filter((s) => s.protocol === RELAY_PROTOCOL && s.status === 'open').length
+    const deadline = Date.now() + 5000
+    while (open() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(open()).toBe(0)
   }, 120_000)
 })
