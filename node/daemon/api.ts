@@ -2,13 +2,15 @@
  * The daemon's control API over HTTP (node:http). Every request needs
  * `Authorization: Bearer <token>` (the token is in api.json, mode 0600). Answers are JSON
  * (`/metrics`: Prometheus text; `/events`: server-sent events); a bad request gets a 4xx
- * `{ "error": "..." }` and never takes the daemon down.
+ * `{ "error": "..." }` and never takes the daemon down. A JSON body field or a query
+ * parameter the route does not know, or one given twice, is a 400 naming it (as the
+ * daemon's config refuses unknown fields): a misspelt one would otherwise be ignored.
  *
  *   GET  /status                 this peer: id, state, owned, members, connections
  *   GET  /peers                  members with measured RTT/bandwidth and whether connected
  *   GET  /trees[?root=ID]        this peer's place in every tree (or one root's two trees)
  *   GET  /owned                  owned virtual nodes
- *   POST /broadcast[?tree=lat|bw|auto][&root=V][&wait=1]   body: the payload
+ *   POST /broadcast[?tree=lat|bw|auto][&root=V][&wait=1|true|0|false]   body: the payload
  *   POST /send?vnode=V           body: the payload
  *   POST /reduce                 JSON {op, length}; answers with the result. With {id[, root]}: this
  *                                peer's call of collective reduction `id` (every peer calls it; root:
@@ -23,6 +25,7 @@ import type { AddressInfo } from 'node:net'
 import type { TreecastNode } from '../create-treecast.ts'
 import type { DaemonMetrics } from './metrics.ts'
 import type { Logger } from './log.ts'
+import { unknownKey } from '../../overlay/unknown-keys.ts'
 
 /** A JSON event for /events subscribers. */
 export interface DaemonEvent { readonly type: string, readonly data: Record<string, unknown> }
@@ -137,6 +140,8 @@ export class ControlApi {
 
   private async route (route: string, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const q = url.searchParams
+    const known = QUERY_PARAMS[route]
+    if (known !== undefined) checkQuery(q, known, route)
     switch (route) {
       case 'GET /': sendJson(res, 200, { routes: [...KNOWN_ROUTES] }); return
       case 'GET /status': sendJson(res, 200, this.host.status()); return
@@ -159,6 +164,7 @@ export class ControlApi {
       case 'GET /trees': {
         const n = this.running()
         const root = q.get('root')
+        if (root === '') throw new HttpError(400, 'root must be an overlay id (…/p2p/<peer id>), got an empty value')
         const trees = n.trees().filter((t) => root === null || t.root === root)
         if (root !== null && trees.length === 0) throw new HttpError(404, `no tree rooted at ${root} here`)
         sendJson(res, 200, { trees })
@@ -186,7 +192,10 @@ export class ControlApi {
         const body = await readBody(req, 64 * 1024)
         let j: unknown
         try { j = JSON.parse(Buffer.from(body).toString('utf8')) } catch { throw new HttpError(400, 'body must be JSON {"op": "sum", "length": N}') }
-        const { op, length, id, root } = (j ?? {}) as { op?: unknown, length?: unknown, id?: unknown, root?: unknown }
+        if (typeof j !== 'object' || j === null || Array.isArray(j)) throw new HttpError(400, 'body must be a JSON object {"op": "sum", "length": N}')
+        const extra = unknownKey(j, REDUCE_FIELDS)
+        if (extra !== undefined) throw new HttpError(400, `unknown field ${JSON.stringify(extra)} in the body of POST /reduce (known: ${REDUCE_FIELDS.join(', ')})`)
+        const { op, length, id, root } = j as { op?: unknown, length?: unknown, id?: unknown, root?: unknown }
         if (typeof op !== 'string' || op === '') throw new HttpError(400, 'op must be a non-empty string')
         if (typeof length !== 'number' || !Number.isInteger(length) || length < 1) throw new HttpError(400, 'length must be a positive integer')
         if (id !== undefined && typeof id !== 'string') throw new HttpError(400, 'id must be a string (a collective reduction)')
@@ -214,7 +223,9 @@ export class ControlApi {
     if (tree !== 'lat' && tree !== 'bw' && tree !== 'auto') throw new HttpError(400, 'tree must be lat, bw or auto')
     const root = intParam(q, 'root', false)
     if (root !== undefined && root >= n.vnodeCount()) throw new HttpError(400, `root must be a virtual node in 0..${n.vnodeCount() - 1}`)
-    const wait = q.get('wait') === '1' || q.get('wait') === 'true'
+    const w = q.get('wait')
+    if (w !== null && !WAIT_VALUES.has(w)) throw new HttpError(400, `wait must be 1, true, 0 or false, got ${JSON.stringify(w)}`)
+    const wait = w === '1' || w === 'true'
     const payload = await readBody(req, this.host.maxPayloadBytes())
     const started = performance.now()
     const h = await n.broadcast(payload, { mode: tree, ...(root !== undefined ? { root } : {}) })
@@ -245,8 +256,39 @@ export class ControlApi {
   }
 }
 
-const KNOWN_ROUTES = new Set(['GET /', 'GET /status', 'GET /owned', 'GET /peers', 'GET /trees', 'GET /metrics', 'GET /events',
-  'POST /broadcast', 'POST /send', 'POST /reduce', 'POST /leave'])
+/** The query parameters each route takes; any other is refused (400). */
+const QUERY_PARAMS: Record<string, readonly string[]> = {
+  'GET /': [],
+  'GET /status': [],
+  'GET /owned': [],
+  'GET /peers': [],
+  'GET /trees': ['root'],
+  'GET /metrics': [],
+  'GET /events': [],
+  'POST /broadcast': ['tree', 'root', 'wait'],
+  'POST /send': ['vnode'],
+  'POST /reduce': [],
+  'POST /leave': []
+}
+
+const KNOWN_ROUTES = new Set(Object.keys(QUERY_PARAMS))
+
+/** The fields of POST /reduce's JSON body. */
+const REDUCE_FIELDS = ['op', 'length', 'id', 'root']
+
+const WAIT_VALUES = new Set(['1', 'true', '0', 'false'])
+
+/** Refuses a query parameter the route does not take, or one given twice (400, naming it). */
+function checkQuery (q: URLSearchParams, known: readonly string[], route: string): void {
+  const seen = new Set<string>()
+  for (const name of q.keys()) {
+    if (!known.includes(name)) {
+      throw new HttpError(400, `unknown query parameter ${JSON.stringify(name)} for ${route} (${known.length === 0 ? 'it takes none' : `known: ${known.join(', ')}`})`)
+    }
+    if (seen.has(name)) throw new HttpError(400, `query parameter ${JSON.stringify(name)} given more than once`)
+    seen.add(name)
+  }
+}
 
 function intParam (q: URLSearchParams, name: string, required: boolean): number | undefined {
   const v = q.get(name)

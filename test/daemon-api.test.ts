@@ -1,0 +1,126 @@
+/**
+ * The control API's validation (node/daemon/api.ts), on one daemon in this process that
+ * founds an overlay (ports and API address 0). A request field or query parameter the API
+ * does not know is refused with 400 and a JSON error naming it, as the daemon's config
+ * refuses unknown fields: `{"op":"sum","length":2,"extra":1}` was answered 200, and
+ * `?tre=bw` or `?wait=yes` silently ran with the defaults. Good requests still work.
+ * test/daemon.test.ts covers the other 4xx answers against daemon processes.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ApiError, TreecastClient } from '../node/daemon/client.ts'
+import { resolveConfig } from '../node/daemon/config.ts'
+import { Daemon } from '../node/daemon/daemon.ts'
+import { createLogger } from '../node/daemon/log.ts'
+import { readApiInfo } from '../node/daemon/state.ts'
+
+const VNODES = 16
+const tmp = mkdtempSync(join(tmpdir(), 'treecast-api-test-'))
+let daemon: Daemon
+let url = ''
+let auth: Record<string, string> = {}
+
+beforeAll(async () => {
+  const cfg = resolveConfig({
+    flags: { dataDir: join(tmp, 'a'), listen: ['/ip4/127.0.0.1/tcp/0'], apiListen: '127.0.0.1:0', vnodes: String(VNODES) },
+    env: {}
+  })
+  daemon = new Daemon(cfg, createLogger('warn', 'text', () => {}))
+  await daemon.start({ exit: () => {} })
+  const info = readApiInfo(join(tmp, 'a'))!
+  url = info.url
+  auth = { authorization: `Bearer ${info.token}` }
+}, 30_000)
+
+afterAll(async () => {
+  await daemon.shutdown('test over', 0, false)
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+async function call (method: string, path: string, body?: string): Promise<{ status: number, error: string | undefined }> {
+  const res = await fetch(url + path, { method, headers: auth, ...(body !== undefined ? { body } : method === 'POST' ? { body: '' } : {}) })
+  const j = await res.json() as { error?: string }
+  return { status: res.status, error: j.error }
+}
+
+describe('control API: unknown fields and parameters', () => {
+  it('a JSON body with a field the endpoint does not know is 400, naming the field', async () => {
+    const r = await call('POST', '/reduce', JSON.stringify({ op: 'sum', length: 2, extra: 1 }))
+    expect(r.status).toBe(400)
+    expect(r.error).toMatch(/"extra"/)
+    expect(r.error).toMatch(/unknown field/)
+    // Collective form too, and a misspelt known field.
+    const c = await call('POST', '/reduce', JSON.stringify({ op: 'sum', length: 2, id: 'x', rot: 'y' }))
+    expect([c.status, c.error]).toEqual([400, expect.stringMatching(/"rot"/)])
+  })
+
+  it('a JSON body that is not an object is 400', async () => {
+    for (const body of ['[1,2]', '7', 'null', '"sum"']) {
+      const r = await call('POST', '/reduce', body)
+      expect([body, r.status]).toEqual([body, 400])
+      expect(r.error).toMatch(/object/)
+    }
+  })
+
+  it('a query parameter the route does not know is 400, naming it', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['POST', '/broadcast?tre=bw', 'tre'],
+      ['POST', '/broadcast?tree=bw&extra=1', 'extra'],
+      ['POST', '/send?vnode=1&root=2', 'root'],
+      ['GET', '/trees?rot=x', 'rot'],
+      ['GET', '/status?verbose=1', 'verbose'],
+      ['GET', '/peers?x', 'x'],
+      ['GET', '/owned?json=1', 'json'],
+      ['POST', '/reduce?op=sum', 'op'],
+      ['POST', '/leave?now=1', 'now']
+    ]
+    for (const [method, path, name] of cases) {
+      const r = await call(method, path, method === 'POST' ? 'a' : undefined)
+      expect([path, r.status]).toEqual([path, 400])
+      expect(r.error).toContain(`"${name}"`)
+    }
+    // Still running: /leave was refused before leaving.
+    expect(daemon.phase).toBe('running')
+  })
+
+  it('a known query parameter with a value it does not take is 400; a repeated one too', async () => {
+    const cases: Array<[string, string, RegExp]> = [
+      ['POST', '/broadcast?wait=yes', /wait/],
+      ['POST', '/broadcast?tree=lat&tree=bw', /tree.*more than once/],
+      ['POST', '/send?vnode=1&vnode=2', /vnode.*more than once/],
+      ['GET', '/trees?root=', /root/]
+    ]
+    for (const [method, path, re] of cases) {
+      const r = await call(method, path, method === 'POST' ? 'a' : undefined)
+      expect([path, r.status]).toEqual([path, 400])
+      expect(r.error).toMatch(re)
+    }
+  })
+
+  it('the client\'s ApiError carries the status and the API\'s message', async () => {
+    const info = readApiInfo(join(tmp, 'a'))!
+    const c = new TreecastClient(info.url, info.token)
+    const err = await c.trees('').catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ApiError)
+    expect((err as ApiError).status).toBe(400)
+    expect((err as ApiError).message).toMatch(/400 .*root/)
+  })
+
+  it('good requests still work', async () => {
+    const info = readApiInfo(join(tmp, 'a'))!
+    const c = new TreecastClient(info.url, info.token)
+    expect((await c.reduce('sum', 2)).value).toEqual([VNODES, VNODES])
+    const coll = await c.reduceCollective('step-1', 'sum', 1)
+    expect(coll.value).toEqual([VNODES])
+    const b = await c.broadcast(new Uint8Array([1, 2, 3]), { tree: 'lat', root: 3, wait: true })
+    expect(b.done).toBe(true)
+    for (const path of ['/broadcast?wait=0', '/broadcast?wait=false', '/broadcast?wait=true&tree=auto']) {
+      const r = await fetch(url + path, { method: 'POST', headers: auth, body: 'x' })
+      expect([path, r.status]).toEqual([path, path.includes('wait=true') ? 200 : 202])
+    }
+    expect((await c.trees(daemon.node()!.id)).length).toBe(2)
+    expect((await c.send(5, new Uint8Array([9]))).bytes).toBe(1)
+  })
+})
