@@ -8,7 +8,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, DEFAULTS, readConfigFile, resolveConfig } from '../node/daemon/config.ts'
+import { preSharedKey } from '@libp2p/pnet'
+import { ConfigError, DEFAULTS, readConfigFile, readPsk, resolveConfig } from '../node/daemon/config.ts'
 
 const tmp = mkdtempSync(join(tmpdir(), 'treecast-config-'))
 function file (name: string, text: string): string {
@@ -102,5 +103,24 @@ describe('daemon config files', () => {
 
   it('TOML dates are not numbers or strings a field accepts as such', () => {
     expect(fieldOf(() => resolveConfig({ file: readConfigFile(file('n.toml', 'vnodes = 2026-11-23\n')) }))).toBe('vnodes')
+  })
+
+  it('a swarm key file with a trailing newline, CRLF or spaces is read, and libp2p takes what readPsk returns', () => {
+    const hex = '0123456789abcdef'.repeat(4)
+    const libp2pTakes = (psk: Uint8Array): void => { preSharedKey({ psk })() }
+    for (const [name, text] of [
+      ['k1', `/key/swarm/psk/1.0.0/\n/base16/\n${hex}`],
+      ['k2', `/key/swarm/psk/1.0.0/\n/base16/\n${hex}\n`],
+      ['k3', `/key/swarm/psk/1.0.0/\r\n/base16/\r\n${hex}\r\n`],
+      // libp2p alone rejects this one (the space after the key): the daemon failed to start with its "invalid" error.
+      ['k4', `/key/swarm/psk/1.0.0/ \n/base16/\n${hex} \n\n`],
+      ['k5', `/key/swarm/psk/1.0.0/\n/base16/\n${hex.toUpperCase()}\n`]
+    ] as const) {
+      const psk = readPsk(file(name, text))
+      expect(() => { libp2pTakes(psk) }, name).not.toThrow()
+      expect(new TextDecoder().decode(psk)).toBe(`/key/swarm/psk/1.0.0/\n/base16/\n${hex}`)
+    }
+    expect(fieldOf(() => readPsk(file('k6', `/key/swarm/psk/1.0.0/\n/base16/\n${hex.slice(2)}\n`)))).toBe('pskFile')
+    expect(fieldOf(() => readPsk(file('k7', `${hex}\n`)))).toBe('pskFile')
   })
 })

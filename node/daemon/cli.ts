@@ -20,6 +20,9 @@ import { readApiInfo } from './state.ts'
 /** Exit codes: 0 ok, 1 failure, 2 bad usage or configuration. */
 export const EXIT_USAGE = 2
 
+/** A swarm key as @libp2p/pnet's generateKey writes it: two header lines and 64 hex digits. */
+const PSK_FILE_BYTES = '/key/swarm/psk/1.0.0/\n/base16/\n'.length + 64
+
 const collect = (v: string, prev: string[] | undefined): string[] => [...(prev ?? []), ...v.split(',').map((s) => s.trim()).filter((s) => s !== '')]
 
 interface ClientFlags { api?: string, token?: string, dataDir?: string, json?: boolean }
@@ -199,8 +202,13 @@ A bad value exits with code 2 and names the field. Debug namespaces: DEBUG='tree
     .action(async (o: ClientFlags) => { await client(o, async (c) => { process.stdout.write(await c.metrics()) }) })
 
   program.command('key').description('Key utilities')
-    .command('generate-psk').description('Print a new private-network swarm key (use with --psk)')
-    .action(() => { generateKey(process.stdout) })
+    .command('generate-psk').description('Print a new private-network swarm key (use with --psk): treecast key generate-psk > swarm.key')
+    .action(() => {
+      // libp2p's format, three lines; ended with a newline, as a CLI's output is (readPsk and libp2p's pnet both take it).
+      const key = new Uint8Array(PSK_FILE_BYTES)
+      generateKey(key)
+      process.stdout.write(Buffer.concat([key, Buffer.from('\n')]))
+    })
 
   passThrough(program, 'experiment', 'Run an experiment', 'experiment name and options', '../../experiments/experiment.ts')
   passThrough(program, 'sim', 'Run a scenario in the simulator', 'scenario file and options', '../../experiments/sim/cli.ts')

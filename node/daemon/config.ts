@@ -283,13 +283,21 @@ function fieldOf (err: unknown): string {
   return m?.[1] ?? '?'
 }
 
-/** Reads and checks a swarm key file (`/key/swarm/psk/1.0.0/`, `/base16/`, 64 hex digits). */
+/**
+ * Reads and checks a swarm key file (`/key/swarm/psk/1.0.0/`, `/base16/`, 64 hex digits,
+ * one a line) and returns it in the form libp2p's pnet decodes. Tolerated: a trailing
+ * newline (`treecast key generate-psk` writes one), CRLF line ends, spaces around a line.
+ * The key is returned rebuilt from the checked lines, not as read: libp2p rejects a key
+ * line with a trailing space, which this check accepted, and the daemon then failed to
+ * start with libp2p's "Your private shared key is invalid" instead of a config error.
+ */
 export function readPsk (path: string): Uint8Array {
   let bytes: Buffer
   try { bytes = readFileSync(path) } catch (err) { throw new ConfigError('pskFile', `cannot read ${path}: ${(err as Error).message}`) }
   const lines = bytes.toString('utf8').split(/\r?\n/).map((l) => l.trim())
-  if (lines[0] !== '/key/swarm/psk/1.0.0/' || lines[1] !== '/base16/' || !/^[0-9a-fA-F]{64}$/.test(lines[2] ?? '')) {
+  const key = lines[2] ?? ''
+  if (lines[0] !== '/key/swarm/psk/1.0.0/' || lines[1] !== '/base16/' || !/^[0-9a-fA-F]{64}$/.test(key)) {
     throw new ConfigError('pskFile', `${path} is not a swarm key (expected /key/swarm/psk/1.0.0/, /base16/, 64 hex digits; create one with \`treecast key generate-psk\`)`)
   }
-  return new Uint8Array(bytes)
+  return new TextEncoder().encode(`/key/swarm/psk/1.0.0/\n/base16/\n${key.toLowerCase()}`)
 }

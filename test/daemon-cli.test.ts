@@ -1,0 +1,45 @@
+/**
+ * The `treecast` command's output and exit codes, run as processes (bin/treecast.ts):
+ * `key generate-psk` writes a swarm key ending in a newline that `start --psk` reads and
+ * libp2p takes.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { preSharedKey } from '@libp2p/pnet'
+import { afterAll, describe, expect, it } from 'vitest'
+import { readPsk } from '../node/daemon/config.ts'
+
+const ROOT_DIR = fileURLToPath(new URL('..', import.meta.url))
+const BIN = fileURLToPath(new URL('../bin/treecast.ts', import.meta.url))
+const tmp = mkdtempSync(join(tmpdir(), 'treecast-cli-test-'))
+afterAll(() => { rmSync(tmp, { recursive: true, force: true }) })
+
+/** Runs a script with tsx to completion. */
+async function run (script: string, args: string[], timeoutMs = 30_000): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8')
+  child.stderr.setEncoding('utf8')
+  child.stdout.on('data', (d: string) => { stdout += d })
+  child.stderr.on('data', (d: string) => { stderr += d })
+  const timer = setTimeout(() => { child.kill('SIGKILL') }, timeoutMs)
+  const code = await new Promise<number | null>((resolve) => { child.on('close', (c) => { resolve(c) }) })
+  clearTimeout(timer)
+  return { code, stdout, stderr }
+}
+
+describe('treecast key generate-psk', () => {
+  it('prints a swarm key ending in a newline, which readPsk and libp2p take', async () => {
+    const r = await run(BIN, ['key', 'generate-psk'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^\/key\/swarm\/psk\/1\.0\.0\/\n\/base16\/\n[0-9a-f]{64}\n$/)
+    const file = join(tmp, 'swarm.key')
+    writeFileSync(file, r.stdout)
+    const psk = readPsk(file)
+    expect(() => { preSharedKey({ psk })() }).not.toThrow()
+  }, 40_000)
+})
