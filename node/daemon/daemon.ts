@@ -29,6 +29,7 @@ import { ensureDataDir, loadOrCreateKey, readState, removeApiInfo, writeApiInfo,
 export type Phase = 'starting' | 'joining' | 'running' | 'leaving' | 'stopped'
 
 const ranges = (s: IntervalSet): Array<[number, number]> => s.ranges.map(([a, b]) => [a, b])
+const listenAddrs = (n: TreecastNode): string => n.libp2p.getMultiaddrs().map((a) => a.toString()).join(',')
 
 export class Daemon implements ApiHost {
   readonly events = new EventHub()
@@ -128,22 +129,32 @@ export class Daemon implements ApiHost {
 
     if (contacts.length === 0) {
       const n = await this.startNode(init(), key, token)
+      this.log.info('node started', { id: n.id, listen: listenAddrs(n) })
       n.bootstrap(cfg.vnodes)
       this.log.info('founded a new overlay', { id: n.id, vnodes: cfg.vnodes })
     } else {
       this.phase = 'joining'
       let joined = false
-      for (const contact of contacts) {
+      // Each attempt runs on a fresh node (same key): "node started" is logged for the
+      // first; a later one's id is logged with its attempt only when it changed (a listen
+      // port 0 gets a new port, so a new overlay id, each time).
+      let lastId: string | undefined
+      for (const [i, contact] of contacts.entries()) {
         if (this.shuttingDown) return
         const n = await this.startNode(init(), key, token)
-        this.log.info('joining', { contact, want: want?.toString() })
+        if (lastId === undefined) this.log.info('node started', { id: n.id, listen: listenAddrs(n) })
+        const newId = lastId !== undefined && n.id !== lastId ? { id: n.id, listen: listenAddrs(n) } : {}
+        lastId = n.id
+        const attempt = `${i + 1}/${contacts.length}`
+        this.log.info('joining', { contact, attempt, want: want?.toString(), ...newId })
         try {
           await n.join(contact, { ...(want !== undefined ? { want } : {}), ...(wantOf !== undefined ? { wantOf } : {}) })
           if (wantOf !== undefined && n.vnodeCount() !== wantOf) this.log.warn('state.json was for another overlay: joined as a new peer', { savedVnodes: wantOf, vnodes: n.vnodeCount() })
           joined = true
           break
         } catch (err) {
-          this.log.warn('join failed', { contact, err: (err as Error).message })
+          const next = contacts[i + 1]
+          this.log.warn(next !== undefined ? 'join failed: trying the next contact' : 'join failed', { contact, attempt, err: (err as Error).message, ...(next !== undefined ? { next } : {}) })
           this.nodeValue = undefined
           await n.stop().catch(() => {})
         }
@@ -162,13 +173,16 @@ export class Daemon implements ApiHost {
     this.nodeValue = n
     this.attach(n)
     const id = n.id
-    if (/\/ip4\/127\./.test(id) && this.cfg.listen.some((a) => a.startsWith('/ip4/0.0.0.0/')) && this.cfg.announce.length === 0) {
+    if (!this.warnedLoopback && /\/ip4\/127\./.test(id) && this.cfg.listen.some((a) => a.startsWith('/ip4/0.0.0.0/')) && this.cfg.announce.length === 0) {
+      this.warnedLoopback = true
       this.log.warn('the overlay id is a loopback address: peers on other machines cannot dial it; set announce (or listen on the machine\'s address)', { id })
     }
     writeApiInfo(this.cfg.dataDir, { url: this.apiUrl, token, pid: process.pid, peerId: this.peerId, id })
-    this.log.info('node started', { id, listen: n.libp2p.getMultiaddrs().map((a) => a.toString()).join(',') })
     return n
   }
+
+  /** Said once, not again for each join attempt's fresh node. */
+  private warnedLoopback = false
 
   /** Node events → logs, metrics, state.json, delivery log, /events. */
   private attach (n: TreecastNode): void {
