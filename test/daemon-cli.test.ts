@@ -1,7 +1,8 @@
 /**
  * The `treecast` command's output and exit codes, run as processes (bin/treecast.ts):
  * `key generate-psk` writes a swarm key ending in a newline that `start --psk` reads and
- * libp2p takes.
+ * libp2p takes. Also `npm run demo:sim` (experiments/demo-sim.ts), whose --help ran the
+ * demo: it shows help, and an unknown option exits 2 without running it.
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -14,6 +15,7 @@ import { readPsk } from '../node/daemon/config.ts'
 
 const ROOT_DIR = fileURLToPath(new URL('..', import.meta.url))
 const BIN = fileURLToPath(new URL('../bin/treecast.ts', import.meta.url))
+const DEMO_SIM = fileURLToPath(new URL('../experiments/demo-sim.ts', import.meta.url))
 const tmp = mkdtempSync(join(tmpdir(), 'treecast-cli-test-'))
 afterAll(() => { rmSync(tmp, { recursive: true, force: true }) })
 
@@ -41,5 +43,24 @@ describe('treecast key generate-psk', () => {
     writeFileSync(file, r.stdout)
     const psk = readPsk(file)
     expect(() => { preSharedKey({ psk })() }).not.toThrow()
+  }, 40_000)
+})
+
+describe('npm run demo:sim', () => {
+  it('--help shows help and exits 0 without running the demo', async () => {
+    const r = await run(DEMO_SIM, ['--help'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^Usage: npm run demo:sim/)
+    expect(r.stdout).not.toMatch(/treecast demo:/)
+  }, 40_000)
+
+  it('an unknown option or an argument exits 2 naming it, without running the demo', async () => {
+    const a = await run(DEMO_SIM, ['--seed', '3'])
+    expect(a.code).toBe(2)
+    expect(a.stderr).toMatch(/unknown option '--seed'/)
+    const b = await run(DEMO_SIM, ['small.json'])
+    expect(b.code).toBe(2)
+    expect(b.stderr).toMatch(/too many arguments/)
+    expect(a.stdout + b.stdout).not.toMatch(/treecast demo:/)
   }, 40_000)
 })
