@@ -215,14 +215,22 @@ A bad value exits with code 2 and names the field. Debug namespaces: DEBUG='tree
   return program
 }
 
-/** The entry point: parses argv and runs; usage errors exit 2. */
+/**
+ * The entry point: parses argv and runs. Exit codes (node/README.md, "The daemon's CLI"):
+ * 0 ok (and --help); 2 a usage error found before any request (commander's, a bad
+ * number, a missing --file, no API address or token: ConfigError), or a bad daemon
+ * configuration; 1 a failure after that: the daemon unreachable, or any error answer of
+ * the API, 4xx included (`treecast: METHOD PATH: STATUS message`).
+ */
 export async function main (argv: string[] = process.argv): Promise<void> {
   const program = buildProgram()
   try {
     await program.parseAsync(argv)
   } catch (err) {
     if (err instanceof CommanderError) {
-      process.exit(err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version' ? 0 : EXIT_USAGE)
+      // exitCode 0: --help, `help`; otherwise a usage error, including a missing
+      // subcommand (`treecast`, `treecast key`: help on stderr), which exited 0.
+      process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE)
     }
     if (err instanceof ConfigError) {
       console.error(`treecast: ${err.message}`)
