@@ -4,12 +4,11 @@
  * a payload on the bandwidth tree, heartbeats, crash detection and a bound on how many
  * peers stay connected.
  *
- * End-to-end backpressure: chunks of a long payload arrive on their own bulk stream, so
- * when the bulk stream to a child holds more than `bulkHighWaterBytes` the node pauses
- * only the stream the chunks came in on; the parent's sends to this node then stall (the
- * muxer window fills) and the slowdown propagates up the tree to the root, whose queue
- * holds references to its own payload, not copies. Other transfers and control traffic
- * are not held up, so opposite flows cannot deadlock each other.
+ * End-to-end backpressure: chunks of a long payload arrive on their own bulk stream, so when
+ * the bulk stream to a child holds more than `bulkHighWaterBytes` the node pauses only the
+ * stream they came in on; the parent's sends to it then stall (the muxer window fills), up
+ * the tree to the root, whose queue holds references to its payload, not copies. Other
+ * transfers and control traffic are not held up: opposite flows cannot deadlock.
  */
 import type { ComponentLogger, Connection, Logger, Stream } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
@@ -89,8 +88,7 @@ export class Links {
       replay: (f) => { this.onFrame(f.from, f.kind, f.body, f.bulk as FrameChannel | undefined) },
       log: this.log
     }, {
-      // Others declare a peer dead after failureDetectionTimeoutMs without a frame; our
-      // last heartbeat may have left up to one interval before the stall began.
+      // Others declare a peer dead after failureDetectionTimeoutMs without a frame; our last heartbeat may be one interval older.
       afterMs: Math.max(cfg.failureDetectionTimeoutMs - cfg.heartbeatIntervalMs, cfg.failureDetectionTimeoutMs / 2),
       waitMs: 2 * cfg.failureDetectionTimeoutMs,
       maxHeldBytes: FENCE_MAX_HELD_BYTES
@@ -124,6 +122,7 @@ export class Links {
     this.running = false
     if (this.heartbeatTimer !== undefined) clearInterval(this.heartbeatTimer)
     this.heartbeatTimer = undefined
+    this.fence.drop('node stopping') // its replay timer would outlive the node
     for (const p of this.peers.values()) for (const ch of p.channels) ch.abort(new Error('node stopping'))
     this.bulk.closeAll()
     this.peers.clear()
@@ -142,10 +141,7 @@ export class Links {
 
   describeBulk (): Array<Record<string, unknown>> { return this.bulk.describe() }
 
-  /**
-   * Resolves once everything queued before the call has been handed to the streams (or its
-   * stream closed). Later traffic does not delay it.
-   */
+  /** Resolves once everything queued before the call has been handed to the streams (or its stream closed). */
   async whenSent (): Promise<void> {
     const marks: Array<[FrameChannel, number]> = []
     const waiting: Peer[] = []
@@ -233,10 +229,7 @@ export class Links {
     return p
   }
 
-  /**
-   * Dials `peer` (an overlay id) and opens a stream of `protocol`. Failures are
-   * {@link DialFailure}s that say whether the attempt timed out and how far it got.
-   */
+  /** Dials `peer` (an overlay id), opens a stream of `protocol`; a DialFailure says if it timed out, how far it got. */
   async openStream (peer: string, protocol: string): Promise<Stream> {
     this.stats.dials++
     return await openStreamTo(this.components.connectionManager, peer, protocol, this.cfg.dialTimeoutMs, this.clock)
@@ -347,7 +340,7 @@ export class Links {
         if (epoch !== this.epoch) { ch.abort(new Error('opened before this peer was evicted')); return }
         if (!helloSeen) {
           const h = kind === FrameKind.Hello ? decodeHello(body) : undefined
-          if (h === undefined || h.id !== peer) { this.host.reject('bad-hello'); ch.abort(new Error('bad hello')); return }
+          if (h === undefined || h.id !== peer) { this.host.reject('bad-hello'); this.answeredByAnother(peer, ch); return }
           helloSeen = true
           const p = this.peers.get(peer)
           if (p !== undefined && p.channels.includes(ch)) this.helloFrom(p, h.incarnation, ch) // not a record made since a forget
@@ -393,9 +386,8 @@ export class Links {
       case FrameKind.Heartbeat: return
       case FrameKind.Bye: { const p = this.peers.get(from); if (p !== undefined) p.byeReceived = true; return }
       case FrameKind.End: {
-        // Every chunk before it went to the core, in order: tell the sender, whose stream
-        // is then free for its next transfer (node/bulk-router.ts). One End per transfer:
-        // an End with no chunk since the last one is a peer flooding answers, not reading.
+        // Every chunk before it went to the core, in order: tell the sender, whose stream is then free for its next
+        // transfer (node/bulk-router.ts). One End per transfer: an End with no chunk since is a peer flooding answers.
         const id = decodeTransferEnd(body)
         if (bulk === undefined || id === undefined || this.endedBulk.has(bulk)) {
           this.host.reject('bad-end')
@@ -409,6 +401,13 @@ export class Links {
       }
       default: this.host.reject('unknown-frame')
     }
+  }
+
+  /** A dialled id answered by another (its address now serves another id of that key): down, not redialled at once for ever. */
+  private answeredByAnother (peer: string, ch: FrameChannel): void {
+    const p = this.peers.get(peer)
+    if (p !== undefined && p.channels.includes(ch)) { this.peers.delete(peer); this.notifySent(); this.host.peerDown(peer, p.incarnation) }
+    ch.abort(new Error('bad hello'))
   }
 
   private channelClosed (peer: string, ch: FrameChannel): void {
@@ -436,8 +435,7 @@ export class Links {
   private heartbeat (): void {
     const now = this.clock()
     this.fence.tick(now)
-    // This process itself stalled (stopped, swapped, a long synchronous task): the silence
-    // is ours, not the peers'. Start counting again rather than declare everyone dead.
+    // This process itself stalled (stopped, swapped, a long synchronous task): the silence is ours, not the peers'.
     const sinceLastMs = now - this.lastHeartbeatAt
     const stalled = sinceLastMs > this.cfg.heartbeatIntervalMs + this.cfg.failureDetectionTimeoutMs / 2
     this.lastHeartbeatAt = now
@@ -448,25 +446,23 @@ export class Links {
     }
     for (const p of [...this.peers.values()]) {
       if (p.channels.length === 0) continue
-      // Liveness is the peer's, not a stream's: after a simultaneous dial two control
-      // streams exist and the other side may use only one of them.
+      // Liveness is the peer's, not a stream's: after a simultaneous dial the other side may use one of two streams.
       const heard = Math.max(...p.channels.map((c) => c.lastReceivedAt))
       if (now - heard > this.cfg.failureDetectionTimeoutMs) {
-        // Silent for too long: drop its streams and redial. A hung or partitioned peer
-        // does not finish `dialAttempts` handshakes of dialTimeoutMs each and is reported
-        // down; one that was only slow (a busy event loop) answers and stays.
+        // Silent for too long: drop its streams and redial. A hung or partitioned peer does not finish `dialAttempts`
+        // handshakes of dialTimeoutMs each and is reported down; one that was only slow answers and stays. One that
+        // said bye (it pruned us) is silent on purpose: forgotten, not redialled (it was every 15 s).
         this.stats.heartbeatsMissed++
         this.log('%s silent for %d ms: dropping its streams and redialling', p.id, Math.round(now - heard))
         for (const c of [...p.channels]) c.abort(new Error('heartbeats missed'))
         p.channels.length = 0
-        void this.verify(p.id)
+        if (p.byeReceived) this.peers.delete(p.id)
+        else void this.verify(p.id)
         continue
       }
-      // A beacon on every control stream, whatever else it carried. One per peer, and none
-      // on a stream that had just carried a frame, saved a fifth of the idle CPU of 24
-      // in-process peers, but with it 3 of 13 of their cold starts did not settle, with
-      // missed heartbeats where counted; not proven the cause, so reverted (EXPERIMENTS.md,
-      // sixteenth round).
+      // A beacon on every control stream, whatever else it carried. One per peer, and none on a stream that had just
+      // carried a frame, saved a fifth of the idle CPU of 24 in-process peers, but with it 3 of 13 of their cold
+      // starts did not settle, with missed heartbeats where counted; not proven the cause, so reverted (sixteenth round).
       for (const ch of [...p.channels]) {
         try {
           ch.send(FrameKind.Heartbeat, new Uint8Array(0))

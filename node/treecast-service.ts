@@ -198,6 +198,11 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     const left = this.pending.wait<{ drained: boolean }>('left')
     this.afterInput()
     const r = await left
+    // The "left" facts went out with the last input: the ones queued behind a dial would be
+    // dropped by stop() (members not connected would then see this peer dead, not left).
+    let timer: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([this.links.whenSent(), new Promise<void>((resolve) => { timer = setTimeout(resolve, this.cfg.failureDetectionTimeoutMs) })])
+    clearTimeout(timer)
     await this.links.stop()
     return r
   }

@@ -8,7 +8,7 @@ import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 import { Uint8ArrayList } from 'uint8arraylist'
 import { DEFAULT_CODEC_LIMITS } from '../overlay/codec.ts'
 import { resolveNodeConfig, type NodeNetInit } from '../node/config.ts'
-import { CONTROL_PROTOCOL, Links } from '../node/links.ts'
+import { CONTROL_PROTOCOL, Links, type LinksHost } from '../node/links.ts'
 import { FakeStream } from './fake-stream.ts'
 
 export const timeoutError = (): Error => Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' })
@@ -19,7 +19,7 @@ export type Step = Error | 'connect' | { before: () => void, then: Error | 'conn
 
 export interface Rig { links: Links, down: string[], streams: FakeStream[], calls: () => number, inbound: (stream: FakeStream, remotePeer: string) => void }
 
-export async function rig (steps: Step[], net: NodeNetInit = {}): Promise<Rig> {
+export async function rig (steps: Step[], net: NodeNetInit = {}, opts: { host?: Partial<LinksHost>, clock?: () => number } = {}): Promise<Rig> {
   const down: string[] = []
   const streams: FakeStream[] = []
   let calls = 0
@@ -50,8 +50,9 @@ export async function rig (steps: Step[], net: NodeNetInit = {}): Promise<Rig> {
     keep: () => false,
     connected: () => {},
     fenceBegin: () => false,
-    fenceVerdict: () => 'unknown'
-  }, () => performance.now())
+    fenceVerdict: () => 'unknown',
+    ...opts.host
+  }, opts.clock ?? (() => performance.now()))
   await links.start()
   const inbound = (stream: FakeStream, remotePeer: string): void => {
     handlers.get(CONTROL_PROTOCOL)?.(stream as unknown as Stream, { remotePeer: { toString: () => remotePeer } })

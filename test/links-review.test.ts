@@ -1,0 +1,84 @@
+/**
+ * node/frame-channel.ts and node/links.ts on fake streams, the defects a review of the
+ * networking path found: a close that never reached the stream, a pruned peer redialled
+ * every 15 s, a redial loop when a dialled id is answered by another id of the same key,
+ * and the fence's replay timer outliving stop().
+ */
+import type { Stream } from '@libp2p/interface'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { describe, expect, it } from 'vitest'
+import { encodeMessage } from '../overlay/codec.ts'
+import { FrameChannel, FrameKind } from '../node/frame-channel.ts'
+import { encodeHello } from '../node/hello.ts'
+import { FakeStream } from './fake-stream.ts'
+import { frame, rig, settled } from './links-rig.ts'
+
+class CloseSpy extends FakeStream { closes = 0; override async close (): Promise<void> { this.closes++ } }
+
+const remoteId = async (): Promise<string> => peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()
+const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+describe('FrameChannel.close()', () => {
+  it('closes the stream after a frame queued in the same turn, once it is written', async () => {
+    const s = new CloseSpy()
+    const ch = new FrameChannel(s as unknown as Stream, { maxFrameBytes: 1 << 20, maxQueuedBytes: 1 << 20 }, { frame: () => {}, drained: () => {}, closed: () => {} }, () => 0)
+    ch.send(FrameKind.Bye, new Uint8Array(0))
+    let done = false
+    void ch.close().then(() => { done = true })
+    await settled()
+    expect(s.sent.length).toBe(1)
+    expect(done).toBe(true)
+    expect(s.closes).toBe(1)
+  })
+})
+
+describe('Links', () => {
+  it('a dialled id answered by another id of the same key is reported down, not redialled for ever', async () => {
+    const remote = await remoteId()
+    const to = `/ip4/127.0.0.1/tcp/1/p2p/${remote}`
+    const r = await rig(Array(1000).fill('connect'))
+    let fed = 0
+    let stop = false
+    const feeder = (async () => {
+      while (!stop) {
+        for (; fed < r.streams.length; fed++) r.streams[fed]?.feed(frame(FrameKind.Hello, encodeHello({ id: `/ip4/127.0.0.1/tcp/2/p2p/${remote}`, incarnation: 1 })))
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    })()
+    r.links.send(to, { t: 'sync' }, undefined)
+    await sleep(200)
+    stop = true
+    await feeder
+    await r.links.stop()
+    expect(r.calls()).toBe(1)
+    expect(r.down).toEqual([to])
+  })
+
+  it('a peer that said bye (it pruned us) and goes quiet is forgotten, not redialled', async () => {
+    const remote = await remoteId()
+    const r = await rig(Array(100).fill('connect'), { heartbeatIntervalMs: 20, failureDetectionTimeoutMs: 100 })
+    const s = new FakeStream()
+    r.inbound(s, remote)
+    s.feed(frame(FrameKind.Hello, encodeHello({ id: `/ip4/127.0.0.1/tcp/1/p2p/${remote}`, incarnation: 1 })))
+    s.feed(frame(FrameKind.Bye, new Uint8Array(0)))
+    await sleep(300)
+    expect(r.calls()).toBe(0)
+    expect(r.links.connectedPeers()).toEqual([])
+    await r.links.stop()
+  })
+
+  it('stop() ends a fence, and its replay timer with it (the process can exit)', async () => {
+    let now = 0
+    const r = await rig([], {}, { host: { fenceBegin: () => true }, clock: () => now })
+    const s = new FakeStream()
+    const remote = await remoteId()
+    r.inbound(s, remote)
+    s.feed(frame(FrameKind.Hello, encodeHello({ id: `/ip4/127.0.0.1/tcp/1/p2p/${remote}`, incarnation: 1 })))
+    now = 1_000_000 // a stall far longer than the failure-detection timeout
+    s.feed(frame(FrameKind.Core, encodeMessage({ t: 'sync' })))
+    expect(r.links.fenceStats.fences).toBe(1)
+    await r.links.stop()
+    expect((r.links as unknown as { fence: { timer: unknown } }).fence.timer).toBeUndefined()
+  })
+})
