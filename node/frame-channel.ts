@@ -58,6 +58,13 @@ export interface FrameChannelInit {
   /** Told the size of every frame handed to the stream (for byte counters). */
   readonly onSent?: (bytes: number) => void
   /**
+   * A stream whose first frame (a hello) is due: it must come within `withinMs` and hold
+   * at most `maxBytes`, or the stream is aborted. Without it a stream that never said hello
+   * held up to two frames' worth of buffer (2.2 MiB) for good, 512 such per connection.
+   * @default none
+   */
+  readonly firstFrame?: { readonly maxBytes: number, readonly withinMs: number }
+  /**
    * Close this side once the remote closed its writing side (bulk streams: the sender is
    * done). Control streams keep the old half-open behaviour: with their closes answered,
    * 3 of 3 cold starts of 24 in-process peers at seeds 3 and 4 did not settle in 90 s,
@@ -103,6 +110,9 @@ export class FrameChannel {
   private readonly decoder: LengthPrefixedDecoder
   /** close() calls waiting for the queue to be handed to the stream (or the stream to end). */
   private drainWaiters: Array<() => void> = []
+  /** Bytes received before the first frame was whole (see `firstFrame`). */
+  private bytesBeforeFirst = 0
+  private firstFrameTimer: ReturnType<typeof setTimeout> | undefined
   /** When last a frame arrived (driver clock). */
   lastReceivedAt = 0
   /** Bytes written to the stream so far. */
@@ -127,6 +137,10 @@ export class FrameChannel {
     // remote's close with ours (after what is queued), or the stream stays half open, counts
     // against the per-connection stream limit and never reports 'close' here.
     if (init.closeOnRemoteClose === true) stream.addEventListener('remoteCloseWrite', () => { void this.close() })
+    if (init.firstFrame !== undefined) {
+      this.firstFrameTimer = setTimeout(() => { if (this.framesIn === 0) this.abort(new Error(`no first frame within ${init.firstFrame?.withinMs} ms`)) }, init.firstFrame.withinMs)
+      this.firstFrameTimer.unref?.()
+    }
   }
 
   get closed (): boolean { return this.isClosed }
@@ -271,10 +285,14 @@ export class FrameChannel {
       // A resumed stream may hand over megabytes at once: feed the decoder at most one
       // frame's worth at a time so its buffer stays within two frames.
       const step = this.init.maxFrameBytes
-      if (data.byteLength <= step) { this.decodeAll(data); return }
-      for (let off = 0; off < data.byteLength && !this.aborted; off += step) {
-        this.decodeAll(data.subarray(off, Math.min(off + step, data.byteLength)))
+      if (data.byteLength <= step) this.decodeAll(data)
+      else {
+        for (let off = 0; off < data.byteLength && !this.aborted; off += step) {
+          this.decodeAll(data.subarray(off, Math.min(off + step, data.byteLength)))
+        }
       }
+      // Still no first frame: what is buffered is all of it so far (a prefix and its bytes).
+      if (this.framesIn === 0 && this.init.firstFrame !== undefined && (this.bytesBeforeFirst += data.byteLength) > this.init.firstFrame.maxBytes + 8) throw new RangeError('first frame too long')
     } catch (err) {
       this.abort(err instanceof Error ? err : new Error(String(err)))
     }
@@ -284,6 +302,10 @@ export class FrameChannel {
     for (const frame of this.decoder.decode(data)) {
       if (frame.byteLength < 1) throw new RangeError('empty frame')
       const kind = frame.get(0)
+      if (this.framesIn === 0 && this.init.firstFrame !== undefined) {
+        if (frame.byteLength > this.init.firstFrame.maxBytes) throw new RangeError(`first frame of ${frame.byteLength} bytes, at most ${this.init.firstFrame.maxBytes}`)
+        clearTimeout(this.firstFrameTimer)
+      }
       this.framesIn++
       this.handlers.frame(kind, frame.sublist(1))
       if (this.aborted) return
@@ -296,6 +318,7 @@ export class FrameChannel {
     this.queue.length = 0
     this.head = 0
     this.queued = 0
+    clearTimeout(this.firstFrameTimer)
     this.wakeDrainWaiters()
     this.handlers.closed(err)
   }

@@ -10,6 +10,8 @@ import type { Uint8ArrayList } from 'uint8arraylist'
 
 /** Longest overlay id accepted (the core's codec limit on peer ids). */
 export const MAX_OVERLAY_ID_LENGTH = 256
+/** A hello frame's body is at most this many bytes (its id in UTF-8, its incarnation, CBOR). */
+export const MAX_HELLO_BYTES = MAX_OVERLAY_ID_LENGTH * 4 + 32
 
 export interface Hello {
   /** The sender's overlay id. */
@@ -24,7 +26,7 @@ export function encodeHello (h: Hello): Uint8Array {
 
 /** Parses a hello; undefined when malformed. */
 export function decodeHello (body: Uint8ArrayList): Hello | undefined {
-  if (body.byteLength > MAX_OVERLAY_ID_LENGTH * 4 + 32) return undefined
+  if (body.byteLength > MAX_HELLO_BYTES) return undefined
   let v: unknown
   try { v = decode(body.subarray()) } catch { return undefined }
   if (!Array.isArray(v) || v.length !== 2) return undefined

@@ -18,7 +18,7 @@ import type { ChunkMessage, Message } from '../overlay/messages.ts'
 import { WireError } from '../overlay/wire-errors.ts'
 import { decodeChunkFrame, encodeChunkFrame } from './chunk-frame.ts'
 import { FrameChannel, FrameKind, type FrameChannelInit } from './frame-channel.ts'
-import { decodeHello, encodeHello, peerIdPart, type Hello } from './hello.ts'
+import { decodeHello, encodeHello, MAX_HELLO_BYTES, peerIdPart, type Hello } from './hello.ts'
 import { BulkRouter, decodeTransferEnd, encodeTransferEnd } from './bulk-router.ts'
 import type { ResolvedNodeConfig } from './config.ts'
 import { componentLog } from './log.ts'
@@ -288,7 +288,8 @@ export class Links {
     let from: string | undefined
     const remote = conn.remotePeer.toString()
     const epoch = this.epoch
-    const ch = new FrameChannel(stream, this.channelInit(bulk), {
+    // The hello is due first, small and soon (a stream that never said one held 2.2 MiB for good).
+    const ch = new FrameChannel(stream, { ...this.channelInit(bulk), firstFrame: { maxBytes: MAX_HELLO_BYTES + 1, withinMs: this.cfg.failureDetectionTimeoutMs } }, {
       frame: (kind, body) => {
         if (epoch !== this.epoch) { ch.abort(new Error('opened before this peer was evicted')); return }
         if (from === undefined) {

@@ -7,6 +7,7 @@
 import type { Stream } from '@libp2p/interface'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { Uint8ArrayList } from 'uint8arraylist'
 import { describe, expect, it } from 'vitest'
 import { encodeMessage } from '../overlay/codec.ts'
 import { FrameChannel, FrameKind } from '../node/frame-channel.ts'
@@ -33,7 +34,55 @@ describe('FrameChannel.close()', () => {
   })
 })
 
+describe('FrameChannel firstFrame', () => {
+  const open = (s: FakeStream, frames: number[]): FrameChannel => new FrameChannel(s as unknown as Stream, { maxFrameBytes: 1 << 20, maxQueuedBytes: 1 << 20, firstFrame: { maxBytes: 100, withinMs: 50 } }, { frame: (kind) => { frames.push(kind) }, drained: () => {}, closed: () => {} }, () => 0)
+
+  it('a small first frame, then frames of any size up to the limit', async () => {
+    const s = new FakeStream()
+    const frames: number[] = []
+    open(s, frames)
+    s.feed(frame(FrameKind.Hello, new Uint8Array(90)))
+    s.feed(frame(FrameKind.Core, new Uint8Array(5000)))
+    await sleep(80)
+    expect(frames).toEqual([FrameKind.Hello, FrameKind.Core])
+    expect(s.aborted).toBeUndefined()
+  })
+
+  it('a first frame past maxBytes, or its announced length only, aborts the stream', () => {
+    const long = new FakeStream()
+    open(long, [])
+    long.feed(frame(FrameKind.Hello, new Uint8Array(200)))
+    expect(long.aborted).toBeDefined()
+    const partial = new FakeStream()
+    open(partial, [])
+    const n = 1024 * 1024 // announced, then only part of it sent
+    partial.feed(new Uint8ArrayList(Uint8Array.of((n & 0x7f) | 0x80, ((n >> 7) & 0x7f) | 0x80, n >> 14), new Uint8Array(4096)))
+    expect(partial.aborted).toBeDefined()
+  })
+
+  it('no first frame within withinMs aborts the stream', async () => {
+    const s = new FakeStream()
+    open(s, [])
+    await sleep(80)
+    expect(s.aborted).toBeDefined()
+  })
+})
+
 describe('Links', () => {
+  it('an inbound stream that never says a whole hello is dropped within the failure-detection timeout', async () => {
+    const remote = await remoteId()
+    const r = await rig([], { heartbeatIntervalMs: 20, failureDetectionTimeoutMs: 100 })
+    const silent = new FakeStream()
+    r.inbound(silent, remote)
+    const held = new FakeStream()
+    r.inbound(held, remote)
+    held.feed(new Uint8ArrayList(Uint8Array.of(0x80, 0x80, 0x40))) // a prefix announcing 1 MiB, and nothing more
+    await sleep(300)
+    expect(silent.aborted).toBeDefined()
+    expect(held.aborted).toBeDefined()
+    await r.links.stop()
+  })
+
   it('a dialled id answered by another id of the same key is reported down, not redialled for ever', async () => {
     const remote = await remoteId()
     const to = `/ip4/127.0.0.1/tcp/1/p2p/${remote}`
