@@ -359,7 +359,8 @@ export class Links {
   get fenceStats (): Readonly<Fence['stats']> { return this.fence.stats }
 
   private channelInit (bulk: boolean): FrameChannelInit {
-    return { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: bulk ? this.cfg.maxBulkQueuedBytes : this.cfg.maxQueuedBytes, onSent: this.onSent, closeOnRemoteClose: bulk }
+    // An inbound bulk stream sends only EndAcks back (its own queue limit was maxBulkQueuedBytes, 1 GiB, for 2-byte frames).
+    return { maxFrameBytes: this.cfg.maxFrameBytes, maxQueuedBytes: bulk ? 64 * 1024 : this.cfg.maxQueuedBytes, onSent: this.onSent, closeOnRemoteClose: bulk }
   }
 
   private onFrame (from: string, kind: number, body: Uint8ArrayList, bulk: FrameChannel | undefined): void {
@@ -397,7 +398,8 @@ export class Links {
         }
         this.endedBulk.add(bulk)
         this.bulk.upstreamEnded(bulk)
-        try { bulk.send(FrameKind.EndAck, encodeTransferEnd(id)) } catch { /* closed meanwhile: the sender sends again */ }
+        // Counted at 64 bytes each against the stream's small queue: a sender that never reads its answers is cut off.
+        try { bulk.send(FrameKind.EndAck, encodeTransferEnd(id), 64) } catch (err) { bulk.abort(err as Error) }
         return
       }
       default: this.host.reject('unknown-frame')

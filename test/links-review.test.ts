@@ -12,6 +12,9 @@ import { describe, expect, it } from 'vitest'
 import { encodeMessage } from '../overlay/codec.ts'
 import { FrameChannel, FrameKind } from '../node/frame-channel.ts'
 import { encodeHello } from '../node/hello.ts'
+import { BULK_PROTOCOL } from '../node/links.ts'
+import { encodeTransferEnd } from '../node/bulk-router.ts'
+import { encodeChunkFrame } from '../node/chunk-frame.ts'
 import { FakeStream } from './fake-stream.ts'
 import { frame, rig, settled } from './links-rig.ts'
 
@@ -114,6 +117,23 @@ describe('Links', () => {
     await sleep(300)
     expect(r.calls()).toBe(0)
     expect(r.links.connectedPeers()).toEqual([])
+    await r.links.stop()
+  })
+
+  it('EndAcks to a bulk sender that never reads them are bounded: the stream is cut off', async () => {
+    class Stuck extends FakeStream {
+      override writableNeedsDrain = true
+      override send (data: Uint8ArrayList): boolean { this.sent.push(data); return false }
+    }
+    const remote = await remoteId()
+    const r = await rig([])
+    const s = new Stuck()
+    r.inbound(s, remote, BULK_PROTOCOL)
+    s.feed(frame(FrameKind.Hello, encodeHello({ id: `/ip4/127.0.0.1/tcp/1/p2p/${remote}`, incarnation: 1 })))
+    const chunk = new Uint8ArrayList(...encodeChunkFrame({ t: 'chunk', stream: 1, index: 0, data: new Uint8Array(0) })).subarray()
+    for (let i = 0; i < 5000 && s.aborted === undefined; i++) { s.feed(frame(FrameKind.Chunk, chunk)); s.feed(frame(FrameKind.End, encodeTransferEnd(1))) }
+    await settled()
+    expect(s.aborted).toBeDefined()
     await r.links.stop()
   })
 

@@ -17,7 +17,7 @@ export const refusedError = (): Error => Object.assign(new Error('connect ECONNR
 /** What each openConnection call does, in order: fail with an error, or connect; `before` runs first. */
 export type Step = Error | 'connect' | { before: () => void, then: Error | 'connect' }
 
-export interface Rig { links: Links, down: string[], streams: FakeStream[], calls: () => number, inbound: (stream: FakeStream, remotePeer: string) => void }
+export interface Rig { links: Links, down: string[], streams: FakeStream[], calls: () => number, inbound: (stream: FakeStream, remotePeer: string, protocol?: string) => void }
 
 export async function rig (steps: Step[], net: NodeNetInit = {}, opts: { host?: Partial<LinksHost>, clock?: () => number } = {}): Promise<Rig> {
   const down: string[] = []
@@ -54,8 +54,8 @@ export async function rig (steps: Step[], net: NodeNetInit = {}, opts: { host?: 
     ...opts.host
   }, opts.clock ?? (() => performance.now()))
   await links.start()
-  const inbound = (stream: FakeStream, remotePeer: string): void => {
-    handlers.get(CONTROL_PROTOCOL)?.(stream as unknown as Stream, { remotePeer: { toString: () => remotePeer } })
+  const inbound = (stream: FakeStream, remotePeer: string, protocol = CONTROL_PROTOCOL): void => {
+    handlers.get(protocol)?.(stream as unknown as Stream, { remotePeer: { toString: () => remotePeer } })
   }
   return { links, down, streams, calls: () => calls, inbound }
 }
