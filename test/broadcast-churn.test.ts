@@ -13,6 +13,7 @@
 import { describe, expect, it } from 'vitest'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import { mulberry32, settled, type Loop } from './core-loop.ts'
+import { churnEvents, runEvents } from './churn-events.ts'
 
 const TRIALS = Number(process.env.CHURN_TRIALS ?? 60)
 const FROM = Number(process.env.CHURN_FROM ?? 1)
@@ -25,27 +26,11 @@ function trial (seed: number, long: boolean): string | null {
   const loop: Loop = settled(vnodes, {}, names)
   const root = names[Math.floor(rnd() * names.length)] as string
   const others = names.filter((n) => n !== root)
-  const events: Array<{ at: number, run: () => void }> = []
-  const used = new Set<string>()
-  let joiners = 0
-  const changes = 1 + Math.floor(rnd() * 4)
-  for (let k = 0; k < changes; k++) {
-    const kind = rnd()
-    const victim = others[Math.floor(rnd() * others.length)] as string
-    const at = rnd() * (long ? 40 : 5)
-    if (kind < 0.33) {
-      events.push({ at, run: () => { const j = `j${joiners++}`; loop.create(j); loop.input(j, (c) => c.join(loop.now, victim)) } })
-    } else if (!used.has(victim)) {
-      used.add(victim)
-      if (kind < 0.66) events.push({ at, run: () => { if (!loop.down.has(victim) && loop.core(victim).state === 'running') loop.input(victim, (c) => c.leave(loop.now)) } })
-      else events.push({ at, run: () => { loop.crash(victim) } })
-    }
-  }
-  events.sort((a, b) => a.at - b.at)
+  const events = churnEvents(loop, rnd, others, long ? 40 : 5)
   const t0 = loop.now
   const payload = new Uint8Array(long ? 300 * 1024 : 1).map((_, i) => i & 0xff)
   const id = loop.input(root, (c) => c.broadcast(loop.now, payload))
-  for (const e of events) { loop.run(Math.max(0, t0 + e.at - loop.now)); e.run() }
+  runEvents(loop, events, t0)
   const reached = (): IntervalSet => loop.deliveries(id).reduce((all, d) => all.union(d.out.vnodes), IntervalSet.EMPTY)
   try {
     loop.runUntil(() => reached().equals(IntervalSet.range(0, vnodes)), 10_000, 'every virtual node reached')

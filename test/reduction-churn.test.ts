@@ -11,6 +11,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { mulberry32, settled, type Loop } from './core-loop.ts'
+import { churnEvents, runEvents } from './churn-events.ts'
 import type { Output } from '../overlay/outputs.ts'
 import type { CoreInit } from '../overlay/config.ts'
 
@@ -29,32 +30,16 @@ function trial (seed: number, collective: boolean): string | null {
   const length = long ? 40 : 2
   const root = names[Math.floor(rnd() * names.length)] as string
   const others = names.filter((n) => n !== root)
-  const events: Array<{ at: number, run: () => void }> = []
-  const used = new Set<string>()
-  let joiners = 0
-  const changes = 1 + Math.floor(rnd() * 4)
-  for (let k = 0; k < changes; k++) {
-    const kind = rnd()
-    const victim = others[Math.floor(rnd() * others.length)] as string
-    const at = rnd() * 5
-    if (kind < 0.33) {
-      events.push({ at, run: () => { const j = `j${joiners++}`; loop.create(j); loop.input(j, (c) => c.join(loop.now, victim)) } })
-    } else if (!used.has(victim)) {
-      used.add(victim)
-      if (kind < 0.66) events.push({ at, run: () => { if (!loop.down.has(victim) && loop.core(victim).state === 'running') loop.input(victim, (c) => c.leave(loop.now)) } })
-      else events.push({ at, run: () => { loop.crash(victim) } })
-    }
-  }
+  const events = churnEvents(loop, rnd, others, 5)
   const id = 'c1'
   if (collective) {
     for (const n of names) {
       events.push({ at: n === root ? 0 : rnd() * 20, run: () => { if (!loop.down.has(n) && loop.core(n).state === 'running') loop.input(n, (c) => c.reduceCollective(loop.now, { id, root, op: 'sum', length })) } })
     }
   }
-  events.sort((a, b) => a.at - b.at)
   const t0 = loop.now
   const rid = collective ? id : loop.input(root, (c) => c.reduce(loop.now, { op: 'sum', length }))
-  for (const e of events) { loop.run(Math.max(0, t0 + e.at - loop.now)); e.run() }
+  runEvents(loop, events, t0)
   try {
     loop.runUntil(() => loop.outputs('reduced').length > 0 || loop.outputs('reduce-failed').length > 0, 70_000, 'an outcome')
   } catch (e) { return `seed ${seed}: ${String(e)}` }
