@@ -6,7 +6,6 @@
  * unreachable or an API error answer, 4xx included (node/README.md). Also `npm run demo:sim` (experiments/demo-sim.ts), whose --help ran the
  * demo: it shows help, and an unknown option exits 2 without running it.
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,27 +16,14 @@ import { readPsk, resolveConfig } from '../node/daemon/config.ts'
 import { Daemon } from '../node/daemon/daemon.ts'
 import { createLogger } from '../node/daemon/log.ts'
 import { readApiInfo } from '../node/daemon/state.ts'
+import { runScript, TREECAST_BIN } from './run-script.ts'
 
-const ROOT_DIR = fileURLToPath(new URL('..', import.meta.url))
-const BIN = fileURLToPath(new URL('../bin/treecast.ts', import.meta.url))
+const BIN = TREECAST_BIN
 const DEMO_SIM = fileURLToPath(new URL('../experiments/demo-sim.ts', import.meta.url))
 const tmp = mkdtempSync(join(tmpdir(), 'treecast-cli-test-'))
 afterAll(() => { rmSync(tmp, { recursive: true, force: true }) })
 
-/** Runs a script with tsx to completion. */
-async function run (script: string, args: string[], timeoutMs = 30_000): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8')
-  child.stderr.setEncoding('utf8')
-  child.stdout.on('data', (d: string) => { stdout += d })
-  child.stderr.on('data', (d: string) => { stderr += d })
-  const timer = setTimeout(() => { child.kill('SIGKILL') }, timeoutMs)
-  const code = await new Promise<number | null>((resolve) => { child.on('close', (c) => { resolve(c) }) })
-  clearTimeout(timer)
-  return { code, stdout, stderr }
-}
+const run = runScript
 
 describe('treecast key generate-psk', () => {
   it('prints a swarm key ending in a newline, which readPsk and libp2p take', async () => {

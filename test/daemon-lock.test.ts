@@ -10,13 +10,12 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { DataDirLockedError, LOCK_FILE, lockDataDir, pidRunning } from '../node/daemon/lock.ts'
 import { readApiInfo } from '../node/daemon/state.ts'
+import { ROOT_DIR, runScript, TREECAST_BIN } from './run-script.ts'
 
-const ROOT_DIR = fileURLToPath(new URL('..', import.meta.url))
-const BIN = fileURLToPath(new URL('../bin/treecast.ts', import.meta.url))
+const BIN = TREECAST_BIN
 const tmp = mkdtempSync(join(tmpdir(), 'treecast-lock-test-'))
 afterAll(() => { rmSync(tmp, { recursive: true, force: true }) })
 
@@ -82,17 +81,7 @@ describe('data dir lock (in process)', () => {
 })
 
 /** Runs the CLI to completion. */
-async function runCli (args: string[], timeoutMs = 30_000): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
-  const timer = setTimeout(() => { child.kill('SIGKILL') }, timeoutMs)
-  const code = await new Promise<number | null>((resolve) => { child.on('close', (c) => { resolve(c) }) })
-  clearTimeout(timer)
-  return { code, stdout, stderr }
-}
+const runCli = async (args: string[], timeoutMs?: number): ReturnType<typeof runScript> => await runScript(TREECAST_BIN, args, timeoutMs)
 
 describe('two daemons on one data dir', () => {
   it('the second exits 1 naming the dir and the first one\'s pid; the first keeps its api.json', async () => {
