@@ -42,6 +42,8 @@ export interface RelayedBroadcast { readonly id: string, readonly done: Promise<
 
 export class Relay {
   private active = 0
+  /** This peer's relay streams, by the root they ask (see {@link rootGone}). */
+  private readonly asking = new Map<string, Set<FrameChannel>>()
 
   constructor (private readonly host: RelayHost) {}
 
@@ -132,8 +134,14 @@ export class Relay {
         else if (kind === Kind.Done) { isDone = true; finished(); void ch.close() } else if (kind === Kind.Failed) { failed(new RelayFailedError(typeof m?.message === 'string' ? m.message : 'the root refused the broadcast')); void ch.close() }
       },
       drained: () => {},
-      closed: () => { if (!isDone) failed(new RelayFailedError(`the relay stream to ${root} closed before the broadcast completed`)) }
+      closed: (err) => {
+        this.asking.get(root)?.delete(ch)
+        if (this.asking.get(root)?.size === 0) this.asking.delete(root)
+        if (!isDone) failed(err instanceof RelayFailedError ? err : new RelayFailedError(`the relay stream to ${root} closed before the broadcast completed`))
+      }
     }, this.host.clock)
+    if (!this.asking.has(root)) this.asking.set(root, new Set())
+    this.asking.get(root)?.add(ch)
     ch.send(FrameKind.Hello, encodeHello(this.host.hello()))
     ch.send(Kind.Start, encode({ bytes: payload.byteLength, mode }))
     for (let off = 0; off < payload.byteLength; off += RELAY_FRAME_BYTES) {
@@ -142,6 +150,15 @@ export class Relay {
     }
     const id = await startedP
     return { id, done }
+  }
+
+  /**
+   * `root` left or was declared dead: what was asked of it fails now. Its relay streams are
+   * not watched by heartbeats, so a hung root (stopped, partitioned) left them pending for
+   * ever; the overlay's failure detector, which watches its control stream, decides.
+   */
+  rootGone (root: string): void {
+    for (const ch of this.asking.get(root) ?? []) ch.abort(new RelayFailedError(`the root ${root} left or was declared dead`))
   }
 }
 

@@ -383,7 +383,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
           break
         case 'member':
           this.log('member %s is %s', o.peer, o.status)
-          if (o.status !== 'alive') this.links.forget(o.peer)
+          if (o.status !== 'alive') { this.links.forget(o.peer); this.relay.rootGone(o.peer) }
           this.emit('member', { peer: o.peer, status: o.status })
           break
         case 'tree': this.emit('tree', { kind: o.kind, root: o.root, parent: o.parent }); break

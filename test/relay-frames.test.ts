@@ -8,6 +8,7 @@ import { encode } from 'cborg'
 import { Uint8ArrayList } from 'uint8arraylist'
 import * as varint from 'uint8-varint'
 import { Relay } from '../node/relay.ts'
+import { RelayFailedError } from '../node/errors.ts'
 import { encodeHello } from '../node/hello.ts'
 import { FakeStream } from './fake-stream.ts'
 
@@ -61,5 +62,25 @@ describe('relay: one stream, one broadcast', () => {
     s.feed(frame(DATA, new Uint8Array(0)))
     expect(broadcasts).toEqual([0])
     expect(rejected).toEqual(['relay-bad-frame'])
+  })
+
+  it("asking a root: a root that left or was declared dead fails what was asked of it (a hung root's relay stream is not watched)", async () => {
+    const stream = new FakeStream()
+    const relay = new Relay({
+      hello: () => ({ id: '/ip4/1.2.3.4/tcp/1/p2p/ME', incarnation: 1 }),
+      open: async () => stream as unknown as Stream,
+      broadcast: () => { throw new Error('unused') },
+      maxPayloadBytes: () => 1 << 30,
+      maxFrameBytes: 1 << 20,
+      clock: () => 0,
+      reject: () => {}
+    })
+    const asked = relay.broadcastAt('ROOT', new Uint8Array(10), 'auto')
+    await new Promise((resolve) => setImmediate(resolve))
+    relay.rootGone('OTHER')
+    relay.rootGone('ROOT')
+    await expect(asked).rejects.toThrow(RelayFailedError)
+    await expect(asked).rejects.toThrow(/ROOT left or was declared dead/)
+    expect(stream.aborted).toBeDefined()
   })
 })
