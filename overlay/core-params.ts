@@ -16,7 +16,11 @@ export interface CoreParams {
   readonly self: PeerId
   /** Uniform random numbers in [0,1): the only source of randomness. */
   readonly random: () => number
-  /** The application's contribution to reductions, per set of owned virtual nodes. */
+  /**
+   * The application's contribution to reductions, per set of owned virtual nodes: a
+   * Float64Array of `start.length` elements. Anything else (or a throw) counts as NaN in
+   * every element and is counted in `stats.rejected['bad-contribution']`.
+   */
   readonly contribute?: ContributeFn
   /** Custom reduction operations by name. */
   readonly ops?: Readonly<Record<string, CombineFn>>

@@ -14,7 +14,7 @@ import type { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
 import type { TreeTable } from '../trees/tree-table.ts'
 import type { CoreConfig } from './config.ts'
 import type { Membership } from './membership.ts'
-import type { Message } from './messages.ts'
+import type { Message, ReduceStart } from './messages.ts'
 import type { Output } from './outputs.ts'
 import type { OpRegistry } from './reduce-ops.ts'
 import { planCombine } from './combine-plan.ts'
@@ -92,7 +92,7 @@ export function createDataPlane (init: DataPlaneInit): { streams: Streams, reduc
     // start that caused them: a long partial would otherwise hold the acknowledgement
     // back on the same link, and the receiver would not know the partial is under way.
     send: (to, m) => { if (to === self) init.reject('send-to-self'); else init.sendDeferred(to, m) },
-    contribute: (id, start, v) => init.contribute(id, start, v),
+    contribute: (id, start, v) => contribution(init, id, start, v),
     ops: init.ops,
     timeoutMs: () => Math.max(config.reduceTimeoutMinMs, config.reduceTimeoutFactor * trees.maxDistMs()),
     setTimer: (at, id) => init.reduceTimer(at, id),
@@ -103,4 +103,19 @@ export function createDataPlane (init: DataPlaneInit): { streams: Streams, reduc
     claim: (id, v) => claimFresh(streams.delivered, id, v)
   }, config.reduceRetryMs, config.reduceMaxDurationMs, undefined, config.maxActiveTransfers)
   return { streams, reductions }
+}
+
+/**
+ * The application's contribution, checked: anything but a Float64Array of the reduction's
+ * length counts as NaN in every element, and is counted (`bad-contribution`). Taken as it
+ * was, an array of another length made a result silently shorter or NaN-padded at the root
+ * and its partials rejected elsewhere, and a throw would let a remote start (whose length
+ * the application may not expect) crash the peer.
+ */
+function contribution (init: DataPlaneInit, id: string, start: ReduceStart, vnodes: IntervalSet): Float64Array {
+  let v: unknown
+  try { v = init.contribute(id, start, vnodes) } catch { v = undefined }
+  if (v instanceof Float64Array && v.length === start.length) return v
+  init.reject('bad-contribution')
+  return new Float64Array(start.length).fill(NaN)
 }

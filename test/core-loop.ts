@@ -59,6 +59,8 @@ export interface LoopOptions {
   latency?: (a: PeerId, b: PeerId) => number
   /** Called with every contribution a core asks for (default: none). */
   onContribute?: (peer: PeerId, id: string, vnodes: IntervalSet) => void
+  /** The contribution of `peer` instead of {@link contribute}'s (a misbehaving application). */
+  contributeOverride?: (peer: PeerId, id: string, start: Parameters<ContributeFn>[1], vnodes: IntervalSet) => Float64Array
 }
 
 /** A handful of cores and the network between them. */
@@ -83,7 +85,7 @@ export class Loop {
     const core = new TreecastCore({
       self: name,
       random: mulberry32(this.names.length * 7919),
-      contribute: (id, start, vnodes) => { this.opts.onContribute?.(name, id, vnodes); return contribute(id, start, vnodes) },
+      contribute: (id, start, vnodes) => { this.opts.onContribute?.(name, id, vnodes); return this.opts.contributeOverride?.(name, id, start, vnodes) ?? contribute(id, start, vnodes) },
       ...(this.opts.ops !== undefined ? { ops: this.opts.ops } : {}),
       config: { ...this.opts.config }
     })

@@ -14,7 +14,7 @@ import type { CoreInit } from '../overlay/config.ts'
 import { InvalidArgumentError, NotRunningError, TooManyTransfersError } from '../overlay/errors.ts'
 import type { Output } from '../overlay/outputs.ts'
 import type { CombineFn } from '../overlay/reduce-ops.ts'
-import { expectExactlyOnce, Loop, mulberry32, PEERS5, settled, type Logged } from './core-loop.ts'
+import { contribute, expectExactlyOnce, Loop, mulberry32, PEERS5, settled, type Logged } from './core-loop.ts'
 
 describe('TreecastCore: bootstrap', () => {
   it('splits the virtual nodes evenly, in member order, and every view agrees', () => {
@@ -437,6 +437,20 @@ describe('TreecastCore: sibling combining of long reductions', () => {
     // p1 collects for everyone, p3 for two and sends to p1, p10 only sends.
     for (const victim of ['p1', 'p3', 'p10']) {
       for (const at of [0.2, 0.5, 1, 3, 8]) starReduction({}, (l) => l.crash(victim), at)
+    }
+  })
+})
+
+describe('TreecastCore: a contribution of the wrong shape', () => {
+  it('counts as NaN in every element, counted as bad-contribution, whatever the length or a throw', () => {
+    for (const bad of [() => new Float64Array(1), () => [1, 2] as unknown as Float64Array, () => { throw new Error('app bug') }]) {
+      const loop = settled(23, { contributeOverride: (name, id, start, vnodes) => (name === 'p3' ? bad() : contribute(id, start, vnodes)) })
+      loop.input('p0', (c) => c.reduce(loop.now, { op: 'sum', length: 2 }))
+      loop.runUntil(() => loop.outputs('reduced').length > 0, 5000, 'reduced')
+      const out = loop.outputs('reduced')[0]?.out
+      expect(out?.type === 'reduced' && out.value.every((x) => Number.isNaN(x))).toBe(true)
+      expect(loop.core('p3').stats.rejected['bad-contribution']).toBeGreaterThan(0)
+      loop.ok()
     }
   })
 })
