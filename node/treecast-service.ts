@@ -188,7 +188,15 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
       throw err
     }
     this.afterInput()
-    await joined
+    try {
+      await joined
+    } catch (err) {
+      // A join that failed leaves a core still joining (its contact may have crashed before
+      // the welcome): it is dropped, with its connections, so that join() can be called again
+      // (it threw AlreadyMemberError) and the members that heard of it find it gone.
+      if (this.coreValue === core && (core.state as string) === 'joining') this.freshCore()
+      throw err
+    }
   }
 
   /** Leaves gracefully: hands every virtual node to a successor, then disconnects. */
