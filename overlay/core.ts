@@ -495,6 +495,6 @@ export class TreecastCore {
   /** `s`, and with `room`, fewer than maxActiveTransfers collectives here (those held for a stripe plan too). */
   private expectState (s: CoreState, room = false): void {
     if (this.stateValue !== s) throw new NotRunningError(`this call needs state '${s}', the core is '${this.stateValue}'`)
-    if (room && this.streams.activeCount + this.asks.size >= this.config.maxActiveTransfers) throw new TooManyTransfersError(`${this.config.maxActiveTransfers} collectives are under way here (maxActiveTransfers)`)
+    if (room && this.streams.roomCount(this.now) + this.asks.size >= this.config.maxActiveTransfers) throw new TooManyTransfersError(`${this.config.maxActiveTransfers} collectives are under way here (maxActiveTransfers)`)
   }
 }

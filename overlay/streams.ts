@@ -55,6 +55,12 @@ export class Streams {
   /** Number of collectives in flight here. */
   get activeCount (): number { return this.transfers.size }
 
+  /** Collectives in flight once, at the cap, those idle past transferIdleMs are dropped (tick runs only while something is parked). */
+  roomCount (now: number): number {
+    if (this.transfers.size >= this.limits.maxActiveTransfers) for (const t of [...this.transfers.values()]) if (now - t.lastActivity > this.limits.transferIdleMs) this.drop(t)
+    return this.transfers.size
+  }
+
   /**
    * Starts a stream at its origin, reaching `header`; with a stripe plan (a striped
    * broadcast; overlay/stripes.ts), the plan's local part goes along the tree and each
@@ -90,7 +96,7 @@ export class Streams {
       if (!validStripes(o)) { this.host.reject('bad-stream'); return }
       t = this.transfers.get(o.id)
       if (t === undefined) {
-        if (this.transfers.size >= this.limits.maxActiveTransfers) { this.host.reject('too-many-transfers'); return }
+        if (this.roomCount(now) >= this.limits.maxActiveTransfers) { this.host.reject('too-many-transfers'); return }
         t = this.newTransfer(now, o)
       } else if (t.chunkCount !== o.chunkCount || t.totalBytes !== o.totalBytes || t.origin !== o.origin || t.tree !== (o.tree ?? o.origin) || t.reduce?.op !== o.reduce?.op || t.reduce?.length !== o.reduce?.length || t.stripes !== (o.stripes ?? 1)) {
         this.host.reject('stream-mismatch')

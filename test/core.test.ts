@@ -141,6 +141,22 @@ describe('TreecastCore: misuse throws named errors', () => {
     expect(c.streams.activeCount).toBe(4)
   })
 
+  it('at the cap, transfers idle past transferIdleMs make room (nothing else drops them while nothing is parked)', () => {
+    const c = new TreecastCore({ self: 'a', random: mulberry32(1), config: { maxActiveTransfers: 4, transferIdleMs: 1000 } })
+    c.bootstrap(0, 16, ['a', 'b'])
+    // b opens four two-chunk streams here and sends only their first chunks (it crashed, say).
+    for (let k = 0; k < 4; k++) {
+      c.handle(1, 'b', { t: 'chunk', stream: k, index: 0, data: new Uint8Array(1), open: { id: `b/0.${k}`, origin: 'b', mode: 'bw', header: c.ownedSet, chunkCount: 2, totalBytes: 2, fallback: false, hops: 0 } })
+    }
+    expect(c.streams.activeCount).toBe(4)
+    expect(() => c.broadcast(2, new Uint8Array(1))).toThrow(TooManyTransfersError)
+    c.handle(500, 'b', { t: 'ping', nonce: 1 })
+    expect(() => c.broadcast(600, new Uint8Array(1))).toThrow(TooManyTransfersError)
+    c.handle(1500, 'b', { t: 'ping', nonce: 2 })
+    c.broadcast(1600, new Uint8Array(1))
+    expect(c.streams.activeCount).toBe(1)
+  })
+
   it('room comes back as transfers complete', () => {
     const loop = settled(23, { config: { maxActiveTransfers: 3 } })
     const ids = [1, 2, 3].map(() => loop.input('p2', (c) => c.broadcast(loop.now, new Uint8Array([1]))))
