@@ -59,6 +59,15 @@ describe('swarm finds', () => {
     // p0011's leave timed out, 10 s later.
     expectCleanLeaves('swarm-striped-5274')
   })
+
+  it('stripes-3-leaver-cycle-812: three leavers that pass parts of one stripe round a cycle leave without their timeouts', () => {
+    // p0013, p0014 and p0015 each held only stripe 1 of p0008's 8 MB broadcast and handed
+    // parts on round a cycle: each withheld its acknowledgement while its own route of that
+    // stripe was unacknowledged, though it held every chunk of the stripe (a review's
+    // striped fuzz, seed 812): two leaves timed out, 12 s, and the root's acknowledgement
+    // came at 12.4 s instead of 5.5 s.
+    expectCleanLeaves('stripes-3-leaver-cycle-812')
+  })
 })
 
 describe('a death reaches leavers still draining', () => {
