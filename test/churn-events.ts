@@ -35,3 +35,16 @@ export function churnEvents (loop: Loop, rnd: () => number, others: readonly str
 export function runEvents (loop: Loop, events: readonly TimedEvent[], t0: number): void {
   for (const e of [...events].sort((a, b) => a.at - b.at)) { loop.run(Math.max(0, t0 + e.at - loop.now)); e.run() }
 }
+
+/** The seeds a churn test runs: `CHURN_FROM` (1) on, `CHURN_TRIALS` (60) of them. */
+export const CHURN_SEEDS = { from: Number(process.env.CHURN_FROM ?? 1), count: Number(process.env.CHURN_TRIALS ?? 60) }
+
+/** The label of {@link CHURN_SEEDS} in a test's name. */
+export const churnSeedsLabel = `seeds ${CHURN_SEEDS.from}..${CHURN_SEEDS.from + CHURN_SEEDS.count - 1}`
+
+/** What `trial` says went wrong at each of {@link CHURN_SEEDS} (null: passed). */
+export function churnFailures (trial: (seed: number) => string | null): string[] {
+  const bad: string[] = []
+  for (let s = CHURN_SEEDS.from; s < CHURN_SEEDS.from + CHURN_SEEDS.count; s++) { const r = trial(s); if (r !== null) bad.push(r) }
+  return bad
+}
