@@ -63,12 +63,24 @@ describe('parseScenario', () => {
     rejects(action({ at: 1, do: 'broadcast', bytes: 1, backToBack: 1 }), /backToBack must be a boolean/)
     rejects(action({ at: 1, do: 'broadcast' }), /bytes must be an integer in 0\.\./)
     rejects(action({ at: -1, do: 'crash', count: 1 }), /at must be a finite number >= 0/)
-    rejects(action({ at: 1, do: 'explode' }), /do must be one of broadcast, reduce, leave, crash, join/)
+    rejects(action({ at: 1, do: 'explode' }), /do must be one of broadcast, reduce, send, leave, crash, join/)
     rejects((s) => { s.vnodes = 0 }, /vnodes must be an integer >= 1/)
     rejects((s) => { s.wireCheck = 'on' }, /wireCheck must be a boolean/)
     rejects((s) => { s.core = [] }, /core must be an object/)
     rejects((s) => { s.until = Infinity }, /until must be a finite number > 0/)
     rejects((s) => { s.topology = { clusters: [] } }, /^topology: clusters must be a non-empty array/)
+  })
+
+  it('checks a send: its sender, virtual node and size', () => {
+    expect(() => parseScenario({ ...base(), schedule: [{ at: 1, do: 'send', from: 'p0001', vnode: 5, bytes: 10, every: 5, count: 3 }] })).not.toThrow()
+    expect(() => parseScenario({ ...base(), schedule: [{ at: 1, do: 'send', vnode: 'random', bytes: 0 }] })).not.toThrow()
+    rejects(action({ at: 1, do: 'send', vnode: 6, bytes: 1 }), /schedule\[0\]\.vnode must be 'random' or an integer in 0\.\.5 \(the scenario's virtual nodes\), got 6/)
+    rejects((s) => { s.vnodes = 100; s.schedule = [{ at: 1, do: 'send', vnode: 100, bytes: 1 }] }, /vnode must be 'random' or an integer in 0\.\.99/)
+    rejects((s) => { s.initialPeers = 4; s.schedule = [{ at: 1, do: 'send', vnode: 4, bytes: 1 }] }, /vnode must be 'random' or an integer in 0\.\.3/)
+    rejects(action({ at: 1, do: 'send', vnode: 1.5, bytes: 1 }), /vnode must be/)
+    rejects(action({ at: 1, do: 'send', from: 'p0009', bytes: 1 }), /schedule\[0\]\.from must be 'random' or a peer of the topology/)
+    rejects(action({ at: 1, do: 'send', vnode: 1 }), /bytes must be an integer in 0\.\./)
+    rejects(action({ at: 1, do: 'send', root: 'p0001', bytes: 1 }), /schedule\[0\]\.root is not a field of a send \(at, do, from, vnode, bytes, every, count\)/)
   })
 
   it('rejects what the core would refuse mid-run (the run used to stop with a stack trace)', () => {

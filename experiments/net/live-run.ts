@@ -22,7 +22,8 @@ import { buildReport, type BcastTrack, type RedTrack, type RepairReport, type Si
 import { Rng } from '../sim/rng.ts'
 import { selectPeers } from '../sim/select.ts'
 import { peerName } from '../sim/simulation.ts'
-import type { Action, PeerSelector, Scenario } from '../sim/scenario.ts'
+import { namedRoots, nextRepeat, type Action, type PeerSelector, type Scenario } from '../sim/scenario.ts'
+import { sendPayload, type SendTrack } from '../sim/sends.ts'
 import { LiveTracker } from './live-tracker.ts'
 
 /** The emulated network the peers run on. */
@@ -74,6 +75,7 @@ export class LiveRun {
   private readonly tracker: LiveTracker
   private readonly bcasts = new Map<string, BcastTrack>()
   private readonly reds = new Map<string, RedTrack>()
+  private readonly sends = new Map<string, SendTrack>()
   private readonly repairs: RepairReport[] = []
   private openRepair: RepairReport | null = null
   private firstStableMs: number | null = null
@@ -104,9 +106,7 @@ export class LiveRun {
     }
     this.tracker = new LiveTracker(this.vnodes, () => this.now())
     for (const p of this.peers) this.byName.set(p.name, p.index)
-    for (const a of scenario.schedule) {
-      if ((a.do === 'broadcast' || a.do === 'reduce') && a.root !== undefined && a.root !== 'random') this.protectedRoots.add(this.byName.get(a.root) as number)
-    }
+    for (const name of namedRoots(scenario.schedule)) this.protectedRoots.add(this.byName.get(name) as number)
   }
 
   private now (): number { return performance.now() - this.t0 }
@@ -167,6 +167,12 @@ export class LiveRun {
         this.repeat(a)
         return
       }
+      case 'send': {
+        const from = this.pickRoot(a.from)
+        if (from !== undefined) this.startSend(a, from)
+        this.repeat(a)
+        return
+      }
       case 'leave':
         for (const p of this.select(a, 'running')) this.track(this.leave(p))
         return
@@ -183,12 +189,9 @@ export class LiveRun {
     }
   }
 
-  private repeat (a: Extract<Action, { do: 'broadcast' | 'reduce' }>): void {
-    if (a.every === undefined || a.every <= 0) return
-    const n = (a.count ?? Infinity) - 1
-    const next = a.at + a.every
-    const until = 'until' in a && a.until !== undefined ? Math.min(a.until, this.scenario.until) : this.scenario.until
-    if (n > 0 && next <= until) this.at(next, () => { this.act({ ...a, at: next, count: n }) })
+  private repeat (a: Extract<Action, { do: 'broadcast' | 'reduce' | 'send' }>): void {
+    const next = nextRepeat(a, this.scenario.until)
+    if (next !== undefined) this.at(next.at, () => { this.act(next) })
   }
 
   private track (p: Promise<unknown>): void {
@@ -200,7 +203,8 @@ export class LiveRun {
   private async drain (maxMs: number): Promise<void> {
     const deadline = this.now() + maxMs
     while (this.now() < deadline) {
-      if (this.inFlight.size === 0 && [...this.bcasts.values()].every((b) => b.doneAtRootMs !== null || this.rootGone(b.root))) return
+      const sent = [...this.sends.values()].every((m) => !Number.isNaN(this.tracker.records().get(m.id)?.firstMs[m.vnode] ?? NaN))
+      if (this.inFlight.size === 0 && sent && [...this.bcasts.values()].every((b) => b.doneAtRootMs !== null || this.rootGone(b.root))) return
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }
@@ -304,6 +308,16 @@ export class LiveRun {
     this.bcasts.set(h.id, { id: h.id, root: p.name, bytes: a.bytes, tree, startMs, doneAtRootMs: null, fallback: 0, messages: 0, bytesSent: 0, streams: 0, stripes: 0, backToBack: null })
     this.tracker.expect(h.id, payload)
     await h.sent
+  }
+
+  private startSend (a: Extract<Action, { do: 'send' }>, p: LivePeer): void {
+    const vnode = a.vnode === undefined || a.vnode === 'random' ? this.rng.int(this.vnodes) : a.vnode
+    const seq = this.sends.size
+    const payload = sendPayload(seq, a.bytes)
+    const startMs = this.now()
+    const id = (p.node as TreecastNode).send(vnode, payload)
+    this.sends.set(id, { id, seq, from: p.name, vnode, bytes: a.bytes, startMs })
+    this.tracker.expect(id, payload)
   }
 
   private async startReduce (op: string, length: number, p: LivePeer): Promise<void> {
@@ -451,8 +465,8 @@ export class LiveRun {
     }
     const owned = new Set<number>()
     for (const p of running) for (const v of (p.node as TreecastNode).owned().values()) owned.add(v)
-    for (const [id, d] of this.tracker.records()) if (d.duplicates > 0) this.violations.push(`broadcast ${id}: ${d.duplicates} duplicate deliveries`)
-    for (const bad of this.tracker.corrupt()) this.violations.push(`broadcast ${bad}: payload corrupted`)
+    for (const [id, d] of this.tracker.records()) if (d.duplicates > 0) this.violations.push(`${this.sends.has(id) ? 'point-to-point' : 'broadcast'} ${id}: ${d.duplicates} duplicate deliveries`)
+    for (const bad of this.tracker.corrupt()) this.violations.push(`${this.sends.has(bad) ? 'point-to-point' : 'broadcast'} ${bad}: payload corrupted`)
     for (const r of this.reds.values()) if (r.complete && !r.correct) this.violations.push(`reduction ${r.id}: wrong result`)
     return buildReport({
       scenario: this.scenario.name,
@@ -462,6 +476,7 @@ export class LiveRun {
       nowMs: this.now(),
       broadcasts: [...this.bcasts.values()].sort((a, b) => a.startMs - b.startMs),
       reductions: [...this.reds.values()].sort((a, b) => a.startMs - b.startMs),
+      sends: [...this.sends.values()],
       deliveries: this.tracker.records(),
       probes,
       probesLight,

@@ -1,7 +1,7 @@
 /**
- * Counts the deliveries of every broadcast at real peers, per virtual node: delivered,
- * duplicated, and whether the payload arrived intact. A virtual node delivered again
- * after the peer that first delivered it crashed is not a duplicate: the crash lost that
+ * Counts the deliveries of every broadcast and point-to-point message at real peers, per
+ * virtual node: delivered, duplicated, and whether the payload arrived intact. A virtual
+ * node delivered again after the peer that first delivered it crashed is not a duplicate: the crash lost that
  * delivery with the rest of the peer's state, and the new owner delivering it is what the
  * semantics ask for (the simulator's checker counts the same way, with lineage epochs).
  */
@@ -36,7 +36,6 @@ export class LiveTracker {
     const who = this.names.length
     node.addEventListener('deliver', (e) => {
       const d = e.detail
-      if (d.mode === 'direct') return
       const r = this.record(d.id)
       r.checksums.add(fingerprint(d.payload))
       for (const v of d.vnodes.values()) {

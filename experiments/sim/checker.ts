@@ -1,8 +1,9 @@
 /**
  * Whole-system invariants, checked while a simulation runs (not only at the end):
  * one owner per virtual node, acyclic trees, exactly-once delivery per virtual node and
- * stream (per ownership lineage: a crash starts a new lineage for the lost virtual nodes,
- * whose application state went with the crashed peer).
+ * stream (broadcast or point-to-point), at the peer that owns the virtual node then (per
+ * ownership lineage: a crash starts a new lineage for the lost virtual nodes, whose
+ * application state went with the crashed peer).
  */
 import type { IntervalSet } from '../../virtual-nodes/interval-set.ts'
 

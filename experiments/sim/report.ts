@@ -3,6 +3,7 @@
  */
 import type { DeliveryRecord } from './checker.ts'
 import type { Action } from './scenario.ts'
+import type { SendTrack } from './sends.ts'
 
 /** What the simulator tracks of a broadcast it started. */
 export interface BcastTrack { id: string, root: string, bytes: number, tree: string, startMs: number, doneAtRootMs: number | null, fallback: number, messages: number, bytesSent: number, streams: number, stripes: number, backToBack: Extract<Action, { do: 'broadcast' }> | null, treeRoot?: string }
@@ -18,6 +19,7 @@ export interface ReportInput {
   nowMs: number
   broadcasts: readonly BcastTrack[]
   reductions: readonly RedTrack[]
+  sends: readonly SendTrack[]
   deliveries: ReadonlyMap<string, DeliveryRecord>
   probes: number
   /** Probes that reused a recent bandwidth (no download). */
@@ -64,6 +66,12 @@ export function buildReport (x: ReportInput): SimReport {
     id: r.id, root: r.root, op: r.op, length: r.length, startMs: round(r.startMs), durationMs: r.endMs === null ? null : round(r.endMs - r.startMs), complete: r.complete, correct: r.correct,
     ...(r.collective !== undefined ? { collective: r.collective } : {})
   }))
+  const sends: SendReport[] = x.sends.map((s) => {
+    const d = x.deliveries.get(s.id)
+    const at = d === undefined ? NaN : d.firstMs[s.vnode] as number
+    const delivered = !Number.isNaN(at)
+    return { id: s.id, from: s.from, vnode: s.vnode, bytes: s.bytes, startMs: round(s.startMs), deliveredMs: delivered ? round(at) : null, durationMs: delivered ? round(at - s.startMs) : null, duplicates: d?.duplicates ?? 0 }
+  })
   return {
     scenario: x.scenario,
     seed: x.seed,
@@ -72,6 +80,7 @@ export function buildReport (x: ReportInput): SimReport {
     simulatedMs: round(x.nowMs),
     broadcasts,
     reductions,
+    sends,
     totals: {
       broadcasts: broadcasts.length,
       broadcastsComplete: broadcasts.filter((b) => b.missing === 0).length,
@@ -81,6 +90,9 @@ export function buildReport (x: ReportInput): SimReport {
       reductions: reductions.length,
       reductionsWrong: reductions.filter((r) => r.complete && !r.correct).length,
       reductionsIncomplete: reductions.filter((r) => !r.complete).length,
+      sends: sends.length,
+      sendsLost: sends.filter((s) => s.deliveredMs === null).length,
+      sendDuplicates: sends.reduce((n, s) => n + s.duplicates, 0),
       messages: x.net.messages,
       bytes: x.net.bytes,
       wanBytes: x.net.wanBytes,
@@ -135,7 +147,20 @@ export interface ReductionReport {
   collective?: { callers: number }
 }
 
-/** One membership change and how long until trees were stable again (null: not before the next change or the end). */
+/** A point-to-point message (a scenario's `send`). */
+export interface SendReport {
+  id: string
+  from: string
+  vnode: number
+  bytes: number
+  startMs: number
+  /** When it was first delivered (at the owner of `vnode` then); null: never (lost). */
+  deliveredMs: number | null
+  durationMs: number | null
+  /** Deliveries in one ownership lineage beyond the first (must be 0). */
+  duplicates: number
+}
+
 /**
  * One membership change and how long the trees took to recover. `treesRepairedAfterMs`:
  * every running peer knows exactly the running peers, has a parent in every tree and has
@@ -152,6 +177,7 @@ export interface SimReport {
   simulatedMs: number
   broadcasts: BroadcastReport[]
   reductions: ReductionReport[]
+  sends: SendReport[]
   totals: {
     broadcasts: number
     broadcastsComplete: number
@@ -161,6 +187,10 @@ export interface SimReport {
     reductions: number
     reductionsWrong: number
     reductionsIncomplete: number
+    /** Point-to-point messages (`send` actions), those never delivered, and duplicate deliveries of them. */
+    sends: number
+    sendsLost: number
+    sendDuplicates: number
     messages: number
     bytes: number
     wanBytes: number
@@ -185,6 +215,7 @@ export function summarize (r: SimReport, wallMs?: number, live = false): string 
     `probes: ${r.probes.total} (${r.probes.perPeerMean.toFixed(1)} per peer; ${r.probes.light} light, without download; ${r.probes.offers} tree-news offers received)`,
     `broadcasts: ${t.broadcastsComplete}/${t.broadcasts} complete, ${t.lostDeliveries} lost deliveries, ${t.duplicates} duplicates, ${t.fallbackSends} point-to-point fallback sends`,
     `reductions: ${t.reductions - t.reductionsWrong - t.reductionsIncomplete}/${t.reductions} correct, ${t.reductionsWrong} wrong, ${t.reductionsIncomplete} incomplete`,
+    ...(t.sends > 0 ? [`point-to-point: ${t.sends - t.sendsLost}/${t.sends} delivered, ${t.sendsLost} lost, ${t.sendDuplicates} duplicates`] : []),
     `traffic: ${t.messages} messages, ${(t.bytes / 1e6).toFixed(1)} MB (${(t.wanBytes / 1e6).toFixed(1)} MB over wide-area links)`
   ]
   const shown = r.broadcasts.slice(0, 8)

@@ -28,6 +28,7 @@ export interface PeerSelector {
 export type Action =
   | { at: number, do: 'broadcast', root?: string, bytes: number, every?: number, count?: number, backToBack?: boolean, until?: number, tree?: 'auto' | 'lat' | 'bw' }
   | { at: number, do: 'reduce', root?: string, op?: string, length?: number, every?: number, count?: number, collective?: boolean }
+  | { at: number, do: 'send', from?: string, vnode?: number | 'random', bytes: number, every?: number, count?: number }
   | ({ at: number, do: 'leave' | 'crash' } & PeerSelector)
   | ({ at: number, do: 'join', rejoin?: boolean } & PeerSelector)
 
@@ -66,6 +67,7 @@ const SELECTOR = ['peers', 'count', 'fraction', 'cluster'] as const
 const ACTION_FIELDS: Readonly<Record<Action['do'], ReadonlySet<string>>> = {
   broadcast: fieldsOf({ at: true, do: true, root: true, bytes: true, every: true, count: true, backToBack: true, until: true, tree: true } satisfies Record<keyof Extract<Action, { do: 'broadcast' }>, true>),
   reduce: fieldsOf({ at: true, do: true, root: true, op: true, length: true, every: true, count: true, collective: true } satisfies Record<keyof Extract<Action, { do: 'reduce' }>, true>),
+  send: fieldsOf({ at: true, do: true, from: true, vnode: true, bytes: true, every: true, count: true } satisfies Record<keyof Extract<Action, { do: 'send' }>, true>),
   leave: new Set(['at', 'do', ...SELECTOR]),
   crash: new Set(['at', 'do', ...SELECTOR]),
   join: new Set(['at', 'do', 'rejoin', ...SELECTOR])
@@ -96,6 +98,7 @@ export function parseScenario (raw: unknown): Scenario {
   if (s.initialPeers !== undefined && !(Number.isSafeInteger(s.initialPeers) && (s.initialPeers as number) >= 1 && (s.initialPeers as number) <= peerCount)) fail(`initialPeers must be an integer in 1..${peerCount} (the topology's peers)`)
   if (s.vnodes !== undefined && !(Number.isSafeInteger(s.vnodes) && (s.vnodes as number) >= 1)) fail('vnodes must be an integer >= 1')
   if (s.wireCheck !== undefined && typeof s.wireCheck !== 'boolean') fail('wireCheck must be a boolean')
+  const vnodes = (s.vnodes as number | undefined) ?? (s.initialPeers as number | undefined) ?? peerCount
   const names = new Set(Array.from({ length: peerCount }, (_, i) => peerName(i)))
   const clusters = new Set(topology.clusters.map((c) => c.name))
   ;(s.schedule as unknown[]).forEach((a, i) => {
@@ -107,7 +110,7 @@ export function parseScenario (raw: unknown): Scenario {
     const kind = act.do as Action['do']
     const bad = unknownKey(act, ACTION_FIELDS[kind])
     if (bad !== undefined) fail(`${at}.${bad} is not a field of a ${kind} (${[...ACTION_FIELDS[kind]].join(', ')})`)
-    if (kind === 'broadcast' && !(Number.isSafeInteger(act.bytes) && (act.bytes as number) >= 0 && (act.bytes as number) <= core.maxPayloadBytes)) fail(`${at}.bytes must be an integer in 0..${core.maxPayloadBytes} (core maxPayloadBytes)`)
+    if ((kind === 'broadcast' || kind === 'send') && !(Number.isSafeInteger(act.bytes) && (act.bytes as number) >= 0 && (act.bytes as number) <= core.maxPayloadBytes)) fail(`${at}.bytes must be an integer in 0..${core.maxPayloadBytes} (core maxPayloadBytes)`)
     if (kind === 'reduce' && act.length !== undefined && !(Number.isSafeInteger(act.length) && (act.length as number) >= 1 && (act.length as number) <= core.maxReduceLength)) fail(`${at}.length must be an integer in 1..${core.maxReduceLength} (core maxReduceLength)`)
     if (kind === 'reduce' && act.collective === true && typeof act.root === 'string' && act.root !== 'random' && !isTreeRoot(act.root, core.treeRootStride)) fail(`${at}.root ${act.root} roots no trees (treeRootStride ${core.treeRootStride}): a collective reduction's root must be a tree root`)
     for (const key of ['every', 'until']) {
@@ -122,7 +125,10 @@ export function parseScenario (raw: unknown): Scenario {
     }
     if (act.tree !== undefined && act.tree !== 'auto' && act.tree !== 'lat' && act.tree !== 'bw') fail(`${at}.tree must be 'auto', 'lat' or 'bw'`)
     if (act.op !== undefined && (typeof act.op !== 'string' || !BUILTIN_OPS.has(act.op))) fail(`${at}.op must be one of ${[...BUILTIN_OPS.keys()].join(', ')}`)
-    if (act.root !== undefined && act.root !== 'random' && (typeof act.root !== 'string' || !names.has(act.root))) fail(`${at}.root must be 'random' or a peer of the topology (p0000..${peerName(peerCount - 1)}), got ${JSON.stringify(act.root)}`)
+    for (const key of ['root', 'from']) {
+      if (act[key] !== undefined && act[key] !== 'random' && (typeof act[key] !== 'string' || !names.has(act[key]))) fail(`${at}.${key} must be 'random' or a peer of the topology (p0000..${peerName(peerCount - 1)}), got ${JSON.stringify(act[key])}`)
+    }
+    if (act.vnode !== undefined && act.vnode !== 'random' && !(Number.isSafeInteger(act.vnode) && (act.vnode as number) >= 0 && (act.vnode as number) < vnodes)) fail(`${at}.vnode must be 'random' or an integer in 0..${vnodes - 1} (the scenario's virtual nodes), got ${JSON.stringify(act.vnode)}`)
     if (act.peers !== undefined && act.peers !== 'left' && act.peers !== 'crashed') {
       if (!Array.isArray(act.peers) || !act.peers.every((p) => typeof p === 'string')) fail(`${at}.peers must be an array of peer names, 'left' or 'crashed'`)
       const stranger = (act.peers as string[]).find((p) => !names.has(p))
@@ -131,4 +137,26 @@ export function parseScenario (raw: unknown): Scenario {
     if (act.cluster !== undefined && (typeof act.cluster !== 'string' || !clusters.has(act.cluster))) fail(`${at}.cluster must name a cluster of the topology (${[...clusters].join(', ')}), got ${JSON.stringify(act.cluster)}`)
   })
   return s as unknown as Scenario
+}
+
+/**
+ * The next occurrence of a repeated action (`every` ms, `count` in all, up to its own
+ * `until` if it has one, else the scenario's), or undefined after the last one.
+ */
+export function nextRepeat<A extends Extract<Action, { do: 'broadcast' | 'reduce' | 'send' }>> (a: A, scenarioUntil: number): A | undefined {
+  if (a.every === undefined || a.every <= 0) return undefined
+  const n = (a.count ?? Infinity) - 1
+  const next = a.at + a.every
+  const until = 'until' in a && a.until !== undefined ? Math.min(a.until, scenarioUntil) : scenarioUntil
+  return n > 0 && next <= until ? { ...a, at: next, count: n } : undefined
+}
+
+/** Peers a schedule names as a root or a sender: random leaves and crashes never pick them. */
+export function namedRoots (schedule: readonly Action[]): string[] {
+  const out: string[] = []
+  for (const a of schedule) {
+    const name = a.do === 'broadcast' || a.do === 'reduce' ? a.root : a.do === 'send' ? a.from : undefined
+    if (name !== undefined && name !== 'random') out.push(name)
+  }
+  return out
 }

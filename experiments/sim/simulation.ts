@@ -15,12 +15,13 @@ import { peerName } from './topology.ts'
 import { Rng } from './rng.ts'
 import { Checker } from './checker.ts'
 import { contribute } from './ground-truth.ts'
-import { parseScenario, type Action, type PeerSelector, type Scenario } from './scenario.ts'
+import { namedRoots, nextRepeat, parseScenario, type Action, type PeerSelector, type Scenario } from './scenario.ts'
+import { isSendPayload, sendPayload, type SendTrack } from './sends.ts'
 import { buildReport, type BcastTrack, type RedTrack, type SimReport } from './report.ts'
 import { Stability, type PeerStability } from './stability.ts'
 import { StreamLanes } from './lanes.ts'
 import { ContactSet } from './contact-set.ts'
-import { isJoinable, selectPeers } from './select.ts'
+import { selectPeers } from './select.ts'
 import { StreamTraffic } from './stream-traffic.ts'
 import { groundTruth, treeShape, type TreeShape } from './analysis.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
@@ -46,7 +47,6 @@ interface SimPeer extends PeerStability {
   refused: Set<number>
 }
 
-
 export { peerName }
 
 /** One simulated run. */
@@ -62,6 +62,7 @@ export class Simulation {
   private readonly vnodes: number
   private readonly bcasts = new Map<string, BcastTrack>()
   private readonly reds = new Map<string, RedTrack>()
+  private readonly sends = new Map<string, SendTrack>()
   private readonly traffic = new StreamTraffic(this.bcasts)
   private readonly lanes = new StreamLanes()
   private running = 0
@@ -89,11 +90,7 @@ export class Simulation {
     this.vnodes = scenario.vnodes ?? this.initial
     this.checker = new Checker(this.vnodes, (p) => this.isLive(p), () => this.now,
       (v) => this.peers.filter((q) => q.core !== null && q.lastOwned.has(v)).map((q) => q.index))
-    for (const a of scenario.schedule) {
-      if ((a.do === 'broadcast' || a.do === 'reduce') && a.root !== undefined && a.root !== 'random') {
-        this.protectedRoots.add(this.byName.get(a.root) as number)
-      }
-    }
+    for (const name of namedRoots(scenario.schedule)) this.protectedRoots.add(this.byName.get(name) as number)
   }
 
   /** Runs the whole scenario and returns its report. */
@@ -123,6 +120,7 @@ export class Simulation {
       if (b.doneAtRootMs === null && this.peers[this.byName.get(b.root) ?? -1]?.status === 'running') return false
     }
     for (const r of this.reds.values()) if (r.endMs === null) return false
+    for (const m of this.sends.values()) if (Number.isNaN(this.checker.deliveries.get(m.id)?.firstMs[m.vnode] ?? NaN)) return false
     return true
   }
 
@@ -183,9 +181,12 @@ export class Simulation {
   private output (p: SimPeer, o: Output): void {
     switch (o.type) {
       case 'send': return this.send(p, o.to, o.message)
-      case 'deliver':
-        if (o.mode !== 'direct') this.checker.delivered(o.id, p.index, o.vnodes)
+      case 'deliver': {
+        this.checker.delivered(o.id, p.index, o.vnodes)
+        const m = o.mode === 'direct' ? this.sends.get(o.id) : undefined
+        if (m !== undefined && !isSendPayload(m.seq, m.bytes, o.chunks)) this.checker.violate(`point-to-point ${o.id} delivered at ${p.name} with another payload`)
         return
+      }
       case 'broadcast-done': {
         const b = this.bcasts.get(o.id)
         if (b === undefined) return
@@ -323,11 +324,7 @@ export class Simulation {
         const root = this.pickRoot(a.root)
         if (root === undefined) return
         this.startBroadcast(a, root)
-        if (a.every !== undefined && a.every > 0 && a.backToBack !== true) {
-          const n = (a.count ?? Infinity) - 1
-          const next = a.at + a.every
-          if (n > 0 && next <= (a.until ?? this.scenario.until)) this.queue.push(next, { k: 'action', action: { ...a, at: next, count: n } })
-        }
+        if (a.backToBack !== true) this.repeat(a)
         return
       }
       case 'reduce': {
@@ -344,11 +341,20 @@ export class Simulation {
           this.reds.set(id, { id, root: peerName(root), op, length, startMs: this.now, endMs: null, correct: false, complete: false })
           this.after(this.peers[root] as SimPeer)
         }
-        if (a.every !== undefined && a.every > 0) {
-          const n = (a.count ?? Infinity) - 1
-          const next = a.at + a.every
-          if (n > 0 && next <= this.scenario.until) this.queue.push(next, { k: 'action', action: { ...a, at: next, count: n } })
+        this.repeat(a)
+        return
+      }
+      case 'send': {
+        const from = this.pickRoot(a.from)
+        const p = from === undefined ? undefined : this.peers[from]
+        if (p?.core != null) {
+          const vnode = a.vnode === undefined || a.vnode === 'random' ? this.rng.int(this.vnodes) : a.vnode
+          const seq = this.sends.size
+          const id = p.core.sendTo(this.now, vnode, sendPayload(seq, a.bytes))
+          this.sends.set(id, { id, seq, from: p.name, vnode, bytes: a.bytes, startMs: this.now })
+          this.after(p)
         }
+        this.repeat(a)
         return
       }
       case 'leave':
@@ -380,6 +386,11 @@ export class Simulation {
           this.startPeer(i, (core) => core.join(this.now, contact.name, { incarnation: p.incarnation, ...(want !== undefined ? { want } : {}) }), true)
         }
     }
+  }
+
+  private repeat (a: Extract<Action, { do: 'broadcast' | 'reduce' | 'send' }>): void {
+    const next = nextRepeat(a, this.scenario.until)
+    if (next !== undefined) this.queue.push(next.at, { k: 'action', action: next })
   }
 
   private markChange (event: string): void {
@@ -418,10 +429,6 @@ export class Simulation {
   private isLive (i: number): boolean {
     const st = this.peers[i]?.status
     return st === 'running' || st === 'leaving' || st === 'joining'
-  }
-
-  private isJoinable (i: number): boolean {
-    return isJoinable(this.peers[i]?.status)
   }
 
   private truth (r: RedTrack): number[] {
@@ -471,6 +478,7 @@ export class Simulation {
       nowMs: this.now,
       broadcasts: [...this.bcasts.values()],
       reductions: [...this.reds.values()],
+      sends: [...this.sends.values()],
       deliveries: this.checker.deliveries,
       probes,
       probesLight,
