@@ -25,6 +25,8 @@ const TREE_ROOT_SEEDS = 100
 const ON_DEMAND_SEEDS = 100
 /** Seeds of the quick-restart family by default. */
 const RESTART_SEEDS = 100
+/** Seeds of the point-to-point family by default. */
+const SEND_SEEDS = 100
 const OUT = new URL('../out/', import.meta.url)
 
 /*
@@ -110,5 +112,17 @@ describe('swarm, probes download on demand: random scenarios keep the invariants
 describe('swarm, quick restarts: random scenarios keep the invariants', () => {
   for (const seed of seeds(RESTART_SEEDS)) {
     it(`seed ${seed}`, () => checkSeed(seed, { restartWithinMs: 800, ...(seed % 2 === 0 ? { broadcastBytes: [256 * 1024, 2 * 1024 * 1024] } : {}) }, '-restarts'))
+  }
+})
+
+/**
+ * The same with runs of point-to-point messages (`sendTo`) from the roots, to random virtual
+ * nodes or all to one, while its owner joins, leaves, crashes or hands it over: each must
+ * reach the owner at delivery time exactly once (per lineage) and none may be lost. Quick
+ * restarts in every third seed, a third of the peers rooting trees in every fourth.
+ */
+describe('swarm, point-to-point messages: random scenarios keep the invariants', () => {
+  for (const seed of seeds(SEND_SEEDS)) {
+    it(`seed ${seed}`, () => checkSeed(seed, { sendRuns: 4 + (seed % 5), ...(seed % 3 === 0 ? { restartWithinMs: 800 } : {}), ...(seed % 4 === 0 ? { treeRootStride: 3 } : {}) }, '-sends'))
   }
 })

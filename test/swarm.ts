@@ -5,7 +5,7 @@
  * failing seed replays exactly.
  */
 import { isTreeRoot } from '../overlay/tree-roots.ts'
-import type { CoreInit } from '../overlay/config.ts'
+import { DEFAULT_CHUNK_BYTES, type CoreInit } from '../overlay/config.ts'
 import { Rng } from '../experiments/sim/rng.ts'
 import type { Action, Scenario } from '../experiments/sim/scenario.ts'
 import { peerName } from '../experiments/sim/simulation.ts'
@@ -39,6 +39,13 @@ export interface SwarmOptions {
    * incarnation, in any order with the old one's death. Draws only when set. @default none
    */
   restartWithinMs?: number
+  /**
+   * Point-to-point messages (`send` actions) from the roots to random virtual nodes: this
+   * many runs of them, each a message every few ms for a while, mostly of a few bytes, some
+   * of several chunks. Drawn from a separate random stream, so the rest of a seed's
+   * schedule is the same with and without them. @default 0
+   */
+  sendRuns?: number
 }
 
 /** Fewest running peers a leave or crash may leave behind. */
@@ -143,6 +150,10 @@ export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario
     }
   }
 
+  if (opts.sendRuns !== undefined && opts.sendRuns > 0) {
+    schedule.push(...sendRuns(new Rng(seed).fork('sends'), opts.sendRuns, rootsFrom, vnodes))
+    schedule.sort((a, b) => a.at - b.at)
+  }
   const last = schedule.reduce((m, a) => Math.max(m, a.at), 0)
   return {
     name: `swarm-${seed}`,
@@ -157,6 +168,23 @@ export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario
   }
 }
 
+/**
+ * `runs` runs of point-to-point messages from roots usable at their time (see `sendRuns` of
+ * SwarmOptions), each to random virtual nodes or all to one (which may migrate meanwhile).
+ */
+function sendRuns (rng: Rng, runs: number, rootsFrom: ReadonlyArray<{ name: string, at: number }>, vnodes: number): Action[] {
+  const out: Action[] = []
+  for (let i = 0; i < runs; i++) {
+    const at = SCHEDULE_START_MS + rng.int(SCHEDULE_SPAN_MS + 1)
+    const usable = rootsFrom.filter((r) => r.at <= at)
+    if (usable.length === 0) continue
+    const bytes = rng.int(4) === 0 ? 1 + rng.int(3 * DEFAULT_CHUNK_BYTES) : 1 + rng.int(64)
+    const every = 1 + rng.int(20)
+    out.push({ at, do: 'send', from: rng.pick(usable).name, bytes, every, count: 1 + rng.int(bytes > 64 ? 10 : 100), vnode: rng.int(2) === 0 ? 'random' : rng.int(vnodes) })
+  }
+  return out
+}
+
 /** What the run got wrong, as readable lines (empty: nothing). */
 export function swarmProblems (r: SimReport): string[] {
   const t = r.totals
@@ -165,6 +193,8 @@ export function swarmProblems (r: SimReport): string[] {
   if (t.duplicates !== 0) out.push(`${t.duplicates} duplicate deliveries`)
   if (t.reductionsWrong !== 0) out.push(`${t.reductionsWrong} reductions wrong`)
   if (t.reductionsIncomplete !== 0) out.push(`${t.reductionsIncomplete} reductions incomplete`)
+  if (t.sendsLost !== 0) out.push(`${t.sendsLost} point-to-point messages lost`)
+  if (t.sendDuplicates !== 0) out.push(`${t.sendDuplicates} duplicate point-to-point deliveries`)
   for (const b of r.broadcasts) if (b.missing !== 0 || b.completeMs === null) out.push(`broadcast ${b.id} (${b.bytes} B from ${b.root} at ${b.startMs} ms) incomplete: ${b.delivered}/${r.vnodes} delivered`)
   if (t.broadcastsComplete !== t.broadcasts) out.push(`${t.broadcasts - t.broadcastsComplete} of ${t.broadcasts} broadcasts incomplete`)
   // Roots are never removed: each must see its broadcast acknowledged, and no leave may wait for its timeout.
