@@ -28,3 +28,14 @@ export function estimateBytes (msg: Message): number {
     default: return 1024
   }
 }
+
+/**
+ * The peers that may be disconnected, least recently used first: quiet for `idleMs` (one
+ * just probed or asked to adopt us is about to answer), nothing dialling, waiting or
+ * queued, and not `busy` (a tree neighbour, a bulk transfer).
+ */
+export function prunable (peers: Iterable<Peer>, now: number, idleMs: number, busy: (p: Peer) => boolean): Peer[] {
+  return [...peers]
+    .filter((p) => now - p.lastUsedAt > idleMs && !p.dialing && p.pending.length === 0 && !busy(p) && p.channels.every((c) => c.queuedBytes === 0))
+    .sort((a, b) => a.lastUsedAt - b.lastUsedAt)
+}

@@ -24,7 +24,7 @@ import type { ResolvedNodeConfig } from './config.ts'
 import { componentLog } from './log.ts'
 import { DialFailure, openStreamTo } from './dial-failure.ts'
 import { Fence, factsIn } from './fence.ts'
-import { estimateBytes, type Peer } from './link-peer.ts'
+import { estimateBytes, prunable, type Peer } from './link-peer.ts'
 
 /** Protocol of the per-neighbour control stream. */
 export const CONTROL_PROTOCOL = '/treecast/overlay/1.1.0'
@@ -69,6 +69,7 @@ export class Links {
   private readonly fence: Fence
   /** The incarnation each control channel's hello named. */
   private readonly helloIncarnation = new WeakMap<FrameChannel, number>()
+  private readonly closing = new Set<FrameChannel>() // pruned peers' channels, closing gracefully
   private readonly onSent = (n: number): void => { this.stats.bytesSent += n }
   readonly stats = { dials: 0, dialFailures: 0, dialRetries: 0, pruned: 0, heartbeatsSent: 0, heartbeatsMissed: 0, queueOverflows: 0, bytesSent: 0, stalls: 0 }
   private readonly log: Logger
@@ -124,6 +125,8 @@ export class Links {
     this.heartbeatTimer = undefined
     this.fence.drop('node stopping') // its replay timer would outlive the node
     for (const p of this.peers.values()) for (const ch of p.channels) ch.abort(new Error('node stopping'))
+    for (const ch of this.closing) ch.abort(new Error('node stopping'))
+    this.closing.clear()
     this.bulk.closeAll()
     this.peers.clear()
     this.notifySent()
@@ -480,19 +483,17 @@ export class Links {
   /** Keeps at most `maxPeers` peers connected: the least recently used idle non-neighbours go (quiet for `pruneIdleMs`). */
   private prune (): void {
     if (this.peers.size <= this.cfg.maxPeers) return
-    const now = this.clock()
-    // Only peers quiet for a while: one just probed or asked to adopt us is about to answer.
-    const idle = [...this.peers.values()]
-      .filter((p) => now - p.lastUsedAt > this.cfg.pruneIdleMs && !p.dialing && p.pending.length === 0 && !this.host.keep(p.id) && !this.bulk.busyWith(p.id) && p.channels.every((c) => c.queuedBytes === 0))
-      .sort((a, b) => a.lastUsedAt - b.lastUsedAt)
-    for (const p of idle) {
+    const busy = (p: Peer): boolean => this.host.keep(p.id) || this.bulk.busyWith(p.id)
+    for (const p of prunable(this.peers.values(), this.clock(), this.cfg.pruneIdleMs, busy)) {
       if (this.peers.size <= this.cfg.maxPeers) break
       this.stats.pruned++
       this.log('pruning idle %s (%d peers connected, maxPeers %d)', p.id, this.peers.size, this.cfg.maxPeers)
       this.peers.delete(p.id)
       for (const ch of p.channels) {
         try { ch.send(FrameKind.Bye, new Uint8Array(0)) } catch { /* already closed */ }
-        void ch.close()
+        // Until the other side closes too; stop() cuts what is still closing.
+        this.closing.add(ch)
+        void ch.close().finally(() => this.closing.delete(ch))
       }
     }
   }

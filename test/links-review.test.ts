@@ -120,6 +120,27 @@ describe('Links', () => {
     await r.links.stop()
   })
 
+  it('stop() cuts the channels of pruned peers that are still closing (their side never closed)', async () => {
+    class NeverCloses extends FakeStream {
+      override async close (): Promise<void> { await new Promise(() => {}) }
+    }
+    let now = 0
+    const r = await rig([], { maxPeers: 1, pruneIdleMs: 10 }, { clock: () => now })
+    const streams = [new NeverCloses(), new NeverCloses()]
+    for (const s of streams) {
+      const remote = await remoteId()
+      r.inbound(s, remote)
+      s.feed(frame(FrameKind.Hello, encodeHello({ id: `/ip4/127.0.0.1/tcp/1/p2p/${remote}`, incarnation: 1 })))
+      await settled()
+      now += 100
+    }
+    // Two peers past maxPeers 1, both idle: the least recently used is pruned, its stream left closing.
+    expect(r.links.connectedPeers()).toHaveLength(1)
+    expect(streams.every((s) => s.aborted === undefined)).toBe(true)
+    await r.links.stop()
+    for (const s of streams) expect(s.aborted?.message).toBe('node stopping')
+  })
+
   it('EndAcks to a bulk sender that never reads them are bounded: the stream is cut off', async () => {
     class Stuck extends FakeStream {
       override writableNeedsDrain = true
