@@ -117,6 +117,8 @@ export class Network {
    * not of every pair that ever spoke, keeps each message's lookup cheap.
    */
   private readonly pairs = new Map<number, PairOrder>()
+  /** Per peer, its current life: a crash ends it (see `crash`), and a message remembers the life that sent it. */
+  private readonly lives: Life[]
   private pairsSweepAt = MIN_PAIRS_SWEEP
   /** The latest send time: sends come in time order (FIFO uplinks and the sweep rely on it). */
   private lastSendMs = -Infinity
@@ -139,6 +141,7 @@ export class Network {
     this.cpuFreeAtMs = new Float64Array(n)
     this.upFlows = new Array<undefined>(n).fill(undefined)
     this.upTurns = new Array<undefined>(n).fill(undefined)
+    this.lives = Array.from({ length: n }, () => ({ endedAtMs: Infinity }))
     this.wanFreeAtMs = new Float64Array(k * k)
     this.wanBusy = new Uint8Array(k * k)
     for (let i = 0; i < k * k; i++) { this.wanFlows.push(new Map()); this.wanTurns.push([]) }
@@ -188,7 +191,7 @@ export class Network {
     const order = this.pairOrder(nowMs, from, to, lane)
     const seq = order.nextSeq++
     order.bulk.push(seq)
-    const m: UplinkMessage = { to, flow: to * 16 + lane, sizeBytes, onArrive, order, seq }
+    const m: UplinkMessage = { to, flow: to * 16 + lane, sizeBytes, onArrive, order, seq, life: this.lives[from] as Life }
     if (this.topology.uplinkQueueing === 'fifo') {
       this.depart(Math.max(nowMs, this.uplinkFreeAtMs[from] as number), from, m)
       return
@@ -208,8 +211,7 @@ export class Network {
       flows = new Map()
       this.upFlows[from] = flows
       this.upTurns[from] = []
-      const freeMs = this.uplinkFreeAtMs[from] as number
-      this.schedule(freeMs, () => this.upServe(freeMs, from))
+      this.scheduleUpServe(from)
     }
     const q = flows.get(m.flow)
     if (q !== undefined) q.push(m)
@@ -234,8 +236,51 @@ export class Network {
       this.upTurns[from] = undefined
       return
     }
+    this.scheduleUpServe(from)
+  }
+
+  /** 'fair': `from`'s uplink serves its next queued message when it frees (unless `from` crashes first). */
+  private scheduleUpServe (from: number): void {
     const freeMs = this.uplinkFreeAtMs[from] as number
-    this.schedule(freeMs, () => this.upServe(freeMs, from))
+    const life = this.lives[from] as Life
+    this.schedule(freeMs, () => { if (life === this.lives[from]) this.upServe(freeMs, from) })
+  }
+
+  /**
+   * Peer `peer` crashes at `nowMs`: what it had not finished putting on the wire is lost
+   * (its queued messages, the one it was serializing, and in each lane every later message,
+   * which would follow them on the same stream), and its uplink is free for whatever a
+   * later incarnation sends, on lanes of its own (new connections). Messages that left its
+   * uplink before the crash still arrive.
+   */
+  crash (nowMs: number, peer: number): void {
+    const n = this.topology.peerCount
+    if (!Number.isInteger(peer) || peer < 0 || peer >= n) throw new RangeError(`crash: peer must be in 0..${n - 1}, got ${peer}`)
+    const life = this.lives[peer] as Life
+    life.endedAtMs = nowMs
+    this.lives[peer] = { endedAtMs: Infinity }
+    const flows = this.upFlows[peer]
+    if (flows !== undefined) for (const q of flows.values()) for (const m of q) this.lost(m)
+    this.upFlows[peer] = undefined
+    this.upTurns[peer] = undefined
+    if ((this.uplinkFreeAtMs[peer] as number) > nowMs) this.uplinkFreeAtMs[peer] = nowMs
+    for (const key of [...this.pairs.keys()]) if (Math.floor(key / (16 * n)) === peer) this.pairs.delete(key)
+  }
+
+  /** Whether `m`, which finished leaving its sender's uplink at `departMs`, was lost in a crash of its sender before that. */
+  private cut (m: UplinkMessage, departMs: number): boolean {
+    if (departMs <= m.life.endedAtMs) return false
+    this.lost(m)
+    return true
+  }
+
+  /** `m` is lost: it leaves its lane, and so do the small messages that followed it there. */
+  private lost (m: UplinkMessage): void {
+    const order = m.order
+    const i = order.bulk.indexOf(m.seq)
+    if (i >= 0) order.bulk.splice(i, 1)
+    order.waiting = order.waiting.filter((w) => w.seq < m.seq)
+    this.release(order)
   }
 
   /** `m` starts on `from`'s uplink at `startMs`: it departs once serialized, then crosses the WAN link (if any) and reaches its receiver. */
@@ -251,7 +296,7 @@ export class Network {
     const oneWayMs = this.oneWayMs[pair] as number
     if (ca === cb) {
       const arriveMs = departMs + oneWayMs
-      this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive, resolve))
+      this.schedule(arriveMs, () => { if (!this.cut(m, departMs)) this.receive(arriveMs, to, sizeBytes, onArrive, resolve) })
       return
     }
     const crossed = (wanDoneMs: number): void => {
@@ -259,10 +304,11 @@ export class Network {
       this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive, resolve))
     }
     if (this.topology.wanQueueing === 'fair') {
-      this.schedule(departMs, () => this.wanEnqueue(departMs, pair, from * n * 16 + m.flow, { sizeBytes, crossed }))
+      this.schedule(departMs, () => { if (!this.cut(m, departMs)) this.wanEnqueue(departMs, pair, from * n * 16 + m.flow, { sizeBytes, crossed }) })
       return
     }
     this.schedule(departMs, () => {
+      if (this.cut(m, departMs)) return
       const wanDoneMs = Math.max(departMs, this.wanFreeAtMs[pair] as number) + sizeBytes * MS_PER_SEC / (this.wanBytesPerSec[pair] as number)
       this.wanFreeAtMs[pair] = wanDoneMs
       crossed(wanDoneMs)
@@ -355,6 +401,11 @@ export class Network {
     if (order.bulk[0] === seq) order.bulk.shift()
     else order.bulk.splice(order.bulk.indexOf(seq), 1)
     if (doneMs > order.lastMs) order.lastMs = doneMs
+    this.release(order)
+  }
+
+  /** Schedules the small messages of `order` that no earlier bulk message holds back any more. */
+  private release (order: PairOrder): void {
     const next = order.bulk[0] ?? Infinity
     while (order.waiting.length > 0 && (order.waiting[0] as SmallWaiting).seq < next) {
       const w = order.waiting.shift() as SmallWaiting
@@ -389,7 +440,10 @@ export class Network {
 interface SmallWaiting { seq: number, fastMs: number, onArrive: () => void }
 
 /** A bulk message on its sender's uplink: `flow` is `to * 16 + lane`; `order`/`seq` place it in its lane. */
-interface UplinkMessage { to: number, flow: number, sizeBytes: number, onArrive: () => void, order: PairOrder, seq: number }
+interface UplinkMessage { to: number, flow: number, sizeBytes: number, onArrive: () => void, order: PairOrder, seq: number, life: Life }
+
+/** One life of a peer, between its start and its crash (`endedAtMs`: Infinity while it lives). */
+interface Life { endedAtMs: number }
 
 /** A message waiting for a fair-queued WAN link; `crossed` runs when it has crossed. */
 interface WanMessage { sizeBytes: number, crossed: (wanDoneMs: number) => void }

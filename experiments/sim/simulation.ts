@@ -285,6 +285,8 @@ export class Simulation {
     const incarnation = p.incarnation
     p.contacts.clear()
     if (status === 'crashed') {
+      // What it had not yet put on the wire goes with it.
+      this.net.crash(this.now, p.index)
       const at = this.now + (this.scenario.crashDetectionMs ?? 200)
       for (const c of contacts) this.queue.push(at, { k: 'down', peer: c, gone: p.index, incarnation })
     } else {
