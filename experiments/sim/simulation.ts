@@ -20,6 +20,7 @@ import { isSendPayload, sendPayload, type SendTrack } from './sends.ts'
 import { buildReport, type BcastTrack, type RedTrack, type SimReport } from './report.ts'
 import { Stability, type PeerStability } from './stability.ts'
 import { StreamLanes } from './lanes.ts'
+import { CoreFigures } from './core-figures.ts'
 import { ContactSet } from './contact-set.ts'
 import { selectPeers } from './select.ts'
 import { StreamTraffic } from './stream-traffic.ts'
@@ -67,10 +68,11 @@ export class Simulation {
   private readonly lanes = new StreamLanes()
   private running = 0
   private readonly stability = new Stability()
-  private readonly rejected: Record<string, number> = {}
   private readonly protectedRoots = new Set<number>()
   private readonly initial: number
   private leavesTimedOut = 0
+  /** Probes and rejected input of the cores that are gone (left, crashed). */
+  private readonly goneFigures = new CoreFigures()
 
   /** Optional trace of ownership, membership and lifecycle events (debugging). */
   trace: ((line: string) => void) | null = null
@@ -275,6 +277,7 @@ export class Simulation {
 
   private gone (p: SimPeer, status: 'left' | 'crashed'): void {
     if (p.core === null) return
+    this.goneFigures.add(p.core)
     p.core = null
     p.status = status
     this.running--
@@ -460,18 +463,8 @@ export class Simulation {
   }
 
   private report (): SimReport {
-    let probes = 0
-    let probesLight = 0
-    let offers = 0
-    let everStarted = 0
-    for (const p of this.peers) {
-      if (p.status !== 'off') everStarted++
-      if (p.core === null) continue
-      probes += p.core.probesStarted
-      probesLight += p.core.stats.probesLight
-      offers += p.core.stats.offers
-      for (const [k, v] of Object.entries(p.core.stats.rejected)) this.rejected[k] = (this.rejected[k] ?? 0) + v
-    }
+    const { probes, probesLight, offers, rejected } = this.goneFigures.with(this.peers.flatMap((p) => p.core ?? []))
+    const everStarted = this.peers.filter((p) => p.status !== 'off').length
     return buildReport({
       scenario: this.scenario.name,
       seed: this.seed,
@@ -486,7 +479,7 @@ export class Simulation {
       probesLight,
       offers,
       everStarted,
-      rejected: this.rejected,
+      rejected,
       net: this.net.stats(),
       unowned: this.checker.unowned(),
       leavesTimedOut: this.leavesTimedOut,
