@@ -92,6 +92,12 @@ describe('parseScenario', () => {
     rejects((s) => { s.core = { treeRootStride: 3 }; s.schedule = [{ at: 1, do: 'reduce', root: noTrees, op: 'sum', length: 2, collective: true }] }, /roots no trees \(treeRootStride 3\): a collective reduction's root must be a tree root/)
   })
 
+  it('a join with no running peer to join through is an InvalidScenarioError, not a stack trace from the random pick', () => {
+    const s = { ...base(), initialPeers: 2, schedule: [{ at: 100, do: 'crash', fraction: 1 }, { at: 200, do: 'join', peers: ['p0002'] }] }
+    expect(() => new Simulation(s as unknown as Scenario).run()).toThrow(/join at 200 ms: no running peer to join through/)
+    expect(() => new Simulation(s as unknown as Scenario).run()).toThrow(InvalidScenarioError)
+  })
+
   it('a scenario built in code is checked when a Simulation is made of it', () => {
     const s = base()
     s.schedule = [{ at: 1, do: 'crash', peer: ['p0001'] }]

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import { Command, InvalidArgumentError, Option } from 'commander'
-import { parseScenario } from './scenario.ts'
+import { InvalidScenarioError, parseScenario } from './scenario.ts'
 import { Simulation } from './simulation.ts'
 import { summarize } from './report.ts'
 import { runLive } from '../net/run-live.ts'
@@ -38,9 +38,17 @@ const program = new Command()
     }
     const seed = opts.seed ?? scenario.seed
     const started = performance.now()
-    const report = opts.network === 'libp2p'
-      ? await runLive(scenario, seed, opts.json === true ? undefined : (line) => { console.log(line) })
-      : new Simulation(scenario, seed).run()
+    let report
+    try {
+      report = opts.network === 'libp2p'
+        ? await runLive(scenario, seed, opts.json === true ? undefined : (line) => { console.log(line) })
+        : new Simulation(scenario, seed).run()
+    } catch (err) {
+      // What only the run can find wrong (a join with nobody left to join through).
+      if (!(err instanceof InvalidScenarioError)) throw err
+      console.error(`sim: ${file}: ${err.message}`)
+      process.exit(2)
+    }
     report.replay = `npm run --silent sim -- ${file} --seed ${seed}${opts.network === 'libp2p' ? ' --network libp2p' : ''}`
     const wallMs = performance.now() - started
     if (opts.json === true) process.stdout.write(JSON.stringify(report, null, 2) + '\n')

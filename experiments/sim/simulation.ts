@@ -15,7 +15,7 @@ import { peerName } from './topology.ts'
 import { Rng } from './rng.ts'
 import { Checker } from './checker.ts'
 import { contribute } from './ground-truth.ts'
-import { namedRoots, nextRepeat, parseScenario, type Action, type PeerSelector, type Scenario } from './scenario.ts'
+import { InvalidScenarioError, namedRoots, nextRepeat, parseScenario, type Action, type PeerSelector, type Scenario } from './scenario.ts'
 import { isSendPayload, sendPayload, type SendTrack } from './sends.ts'
 import { buildReport, type BcastTrack, type RedTrack, type SimReport } from './report.ts'
 import { Stability, type PeerStability } from './stability.ts'
@@ -383,7 +383,9 @@ export class Simulation {
       case 'join':
         for (const i of this.select(a, 'joinable')) {
           const p = this.peers[i] as SimPeer
-          const contact = this.rng.pick(this.peers.filter((q) => q.status === 'running'))
+          const running = this.peers.filter((q) => q.status === 'running')
+          if (running.length === 0) throw new InvalidScenarioError(`join at ${a.at} ms: no running peer to join through`)
+          const contact = this.rng.pick(running)
           const want = a.rejoin === true && !p.rejoinWant.isEmpty ? p.rejoinWant : undefined
           p.incarnation++
           p.contacts.clear()
