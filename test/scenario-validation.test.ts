@@ -98,6 +98,15 @@ describe('parseScenario', () => {
     expect(() => new Simulation(s as unknown as Scenario).run()).toThrow(InvalidScenarioError)
   })
 
+  it('a collective reduction with a random root picks a tree root (a peer rooting no trees made every call fail, and it never ended)', () => {
+    for (let seed = 1; seed <= 6; seed++) {
+      const s = { ...base(), topology: { clusters: [{ name: 'a', peers: 6 }] }, core: { treeRootStride: 3 }, until: 3000, schedule: [{ at: 1000, do: 'reduce', root: 'random', collective: true }] }
+      const r = new Simulation(s as unknown as Scenario, seed).run()
+      expect(r.reductions[0]?.correct, `seed ${seed}`).toBe(true)
+      expect(isTreeRoot(r.reductions[0]?.root as string, 3)).toBe(true)
+    }
+  })
+
   it('a scenario built in code is checked when a Simulation is made of it', () => {
     const s = base()
     s.schedule = [{ at: 1, do: 'crash', peer: ['p0001'] }]

@@ -26,6 +26,7 @@ import { selectPeers } from './select.ts'
 import { StreamTraffic } from './stream-traffic.ts'
 import { groundTruth, treeShape, type TreeShape } from './analysis.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
+import { isTreeRoot } from '../../overlay/tree-roots.ts'
 
 type Ev =
   | { k: 'net', fn: () => void }
@@ -333,7 +334,8 @@ export class Simulation {
         return
       }
       case 'reduce': {
-        const root = this.pickRoot(a.root)
+        // A collective reduction needs a tree root as its root (every call is refused otherwise).
+        const root = this.pickRoot(a.root, a.collective === true ? (p) => p.core !== null && isTreeRoot(p.name, p.core.config.treeRootStride) : undefined)
         if (root === undefined) return
         const core = this.peers[root]?.core
         if (core == null) return
@@ -420,9 +422,9 @@ export class Simulation {
     this.after(p)
   }
 
-  private pickRoot (name: string | undefined): number | undefined {
+  private pickRoot (name: string | undefined, eligible: (p: SimPeer) => boolean = () => true): number | undefined {
     if (name === undefined || name === 'random') {
-      const alive = this.peers.filter((p) => p.status === 'running')
+      const alive = this.peers.filter((p) => p.status === 'running' && eligible(p))
       return alive.length === 0 ? undefined : this.rng.pick(alive).index
     }
     const i = this.byName.get(name)
