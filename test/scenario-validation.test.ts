@@ -92,6 +92,14 @@ describe('parseScenario', () => {
     rejects((s) => { s.core = { treeRootStride: 3 }; s.schedule = [{ at: 1, do: 'reduce', root: noTrees, op: 'sum', length: 2, collective: true }] }, /roots no trees \(treeRootStride 3\): a collective reduction's root must be a tree root/)
   })
 
+  it('rejects actions that would be dropped or run once without a word', () => {
+    rejects(action({ at: 1001, do: 'broadcast', root: 'p0000', bytes: 1 }), /schedule\[0\]\.at \(1001\) is after until \(1000\): it would never run/)
+    rejects(action({ at: 1, do: 'broadcast', bytes: 1, every: 100, count: 0 }), /schedule\[0\]\.count must be an integer >= 1/)
+    rejects(action({ at: 1, do: 'reduce', every: 0, count: 3 }), /schedule\[0\]\.every must be a number > 0/)
+    rejects(action({ at: 1, do: 'send', bytes: 1, every: 10, count: 0 }), /schedule\[0\]\.count must be an integer >= 1/)
+    expect(() => parseScenario({ ...base(), schedule: [{ at: 1000, do: 'crash', count: 0 }] })).not.toThrow()
+  })
+
   it('a join with no running peer to join through is an InvalidScenarioError, not a stack trace from the random pick', () => {
     const s = { ...base(), initialPeers: 2, schedule: [{ at: 100, do: 'crash', fraction: 1 }, { at: 200, do: 'join', peers: ['p0002'] }] }
     expect(() => new Simulation(s as unknown as Scenario).run()).toThrow(/join at 200 ms: no running peer to join through/)

@@ -119,6 +119,10 @@ export function parseScenario (raw: unknown): Scenario {
     for (const key of ['count', 'length']) {
       if (act[key] !== undefined && !(Number.isSafeInteger(act[key]) && (act[key] as number) >= 0)) fail(`${at}.${key} must be an integer >= 0`)
     }
+    // These used to be dropped without a word: an action after `until` never ran, `count: 0` ran once and `every: 0` did not repeat.
+    if ((act.at as number) > (s.until as number)) fail(`${at}.at (${String(act.at)}) is after until (${String(s.until)}): it would never run`)
+    if ((kind === 'broadcast' || kind === 'reduce' || kind === 'send') && act.count !== undefined && (act.count as number) < 1) fail(`${at}.count must be an integer >= 1 (how many times it runs)`)
+    if ((kind === 'broadcast' || kind === 'reduce' || kind === 'send') && act.every === 0) fail(`${at}.every must be a number > 0 (ms between repeats)`)
     if (act.fraction !== undefined && !(typeof act.fraction === 'number' && act.fraction >= 0 && act.fraction <= 1)) fail(`${at}.fraction must be a number in [0, 1]`)
     for (const key of ['collective', 'backToBack', 'rejoin']) {
       if (act[key] !== undefined && typeof act[key] !== 'boolean') fail(`${at}.${key} must be a boolean`)
