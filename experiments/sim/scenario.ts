@@ -96,7 +96,8 @@ export function parseScenario (raw: unknown): Scenario {
   }
   const peerCount = topology.peerCount
   if (s.initialPeers !== undefined && !(Number.isSafeInteger(s.initialPeers) && (s.initialPeers as number) >= 1 && (s.initialPeers as number) <= peerCount)) fail(`initialPeers must be an integer in 1..${peerCount} (the topology's peers)`)
-  if (s.vnodes !== undefined && !(Number.isSafeInteger(s.vnodes) && (s.vnodes as number) >= 1)) fail('vnodes must be an integer >= 1')
+  // Virtual node ids are below 2^31 (virtual-nodes/interval-set.ts); more made the checker's arrays throw a RangeError.
+  if (s.vnodes !== undefined && !(Number.isSafeInteger(s.vnodes) && (s.vnodes as number) >= 1 && (s.vnodes as number) <= 2 ** 31)) fail('vnodes must be an integer in 1..2^31')
   if (s.wireCheck !== undefined && typeof s.wireCheck !== 'boolean') fail('wireCheck must be a boolean')
   const vnodes = (s.vnodes as number | undefined) ?? (s.initialPeers as number | undefined) ?? peerCount
   const names = new Set(Array.from({ length: peerCount }, (_, i) => peerName(i)))
