@@ -45,9 +45,15 @@ const program = new Command()
         : new Simulation(scenario, seed).run()
     } catch (err) {
       // What only the run can find wrong (a join with nobody left to join through).
-      if (!(err instanceof InvalidScenarioError)) throw err
-      console.error(`sim: ${file}: ${err.message}`)
-      process.exit(2)
+      if (err instanceof InvalidScenarioError) {
+        console.error(`sim: ${file}: ${err.message}`)
+        process.exit(2)
+      }
+      // A run that threw (a bug): its seed and how to replay it, as for a broken invariant.
+      console.error(`sim: ${file}: ${String(err)}`)
+      console.error((err as Error).cause instanceof Error ? ((err as Error).cause as Error).stack : (err as Error).stack)
+      console.error(`reproduce with: npm run --silent sim -- ${file} --seed ${seed}${opts.network === 'libp2p' ? ' --network libp2p' : ''}`)
+      process.exit(1)
     }
     report.replay = `npm run --silent sim -- ${file} --seed ${seed}${opts.network === 'libp2p' ? ' --network libp2p' : ''}`
     const wallMs = performance.now() - started

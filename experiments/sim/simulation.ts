@@ -9,7 +9,7 @@ import { InvalidArgumentError } from '../../overlay/errors.ts'
 import type { Message } from '../../overlay/messages.ts'
 import type { Output } from '../../overlay/outputs.ts'
 import { decodeMessage, encodeMessage, wireSize } from '../../overlay/codec.ts'
-import { EventQueue } from './event-queue.ts'
+import { EventQueue, type QueuedEvent } from './event-queue.ts'
 import { Network, resolveTopology, type Topology } from './network.ts'
 import { peerName } from './topology.ts'
 import { Rng } from './rng.ts'
@@ -98,19 +98,23 @@ export class Simulation {
 
   /** Runs the whole scenario and returns its report. */
   run (): SimReport {
-    const founders = this.peers.slice(0, this.initial).map((p) => p.name)
-    for (let i = 0; i < this.initial; i++) this.startPeer(i, (core) => core.bootstrap(0, this.vnodes, founders))
-    for (const a of this.scenario.schedule) this.queue.push(a.at, { k: 'action', action: a })
     const until = this.scenario.until
     const hardStop = until + (this.scenario.drainMs ?? 30_000)
-    for (;;) {
-      const t = this.queue.peekTime()
-      if (t === undefined) break
-      if (t > until && (t > hardStop || this.quiet())) break
-      const ev = this.queue.pop()
-      if (ev === undefined) break
-      this.now = ev.timeMs
-      this.dispatch(ev.item)
+    try {
+      const founders = this.peers.slice(0, this.initial).map((p) => p.name)
+      for (let i = 0; i < this.initial; i++) this.startPeer(i, (core) => core.bootstrap(0, this.vnodes, founders))
+      for (const a of this.scenario.schedule) this.queue.push(a.at, { k: 'action', action: a })
+      for (;;) {
+        const t = this.queue.peekTime()
+        if (t === undefined || (t > until && (t > hardStop || this.quiet()))) break
+        const ev = this.queue.pop() as QueuedEvent<Ev>
+        this.now = ev.timeMs
+        this.dispatch(ev.item)
+      }
+    } catch (err) {
+      if (err instanceof InvalidScenarioError) throw err
+      // A run that throws (a bug) says how to replay it, as one that breaks an invariant does.
+      throw new Error(`simulation of ${this.scenario.name}, seed ${this.seed}, threw at ${this.now} ms of virtual time: ${String(err)}`, { cause: err })
     }
     this.now = Math.max(this.now, until)
     return this.report()
@@ -368,7 +372,7 @@ export class Simulation {
         for (const i of this.select(a, 'running')) {
           const p = this.peers[i] as SimPeer
           p.rejoinWant = p.lastOwned
-          this.markChange('leave')
+          this.stability.markChange(this.now, 'leave')
           p.status = 'leaving'
           p.core?.leave(this.now)
           this.after(p)
@@ -376,7 +380,7 @@ export class Simulation {
         return
       case 'crash':
         for (const i of this.select(a, 'running')) {
-          this.markChange('crash')
+          this.stability.markChange(this.now, 'crash')
           const p = this.peers[i] as SimPeer
           p.rejoinWant = p.lastOwned
           this.gone(p, 'crashed')
@@ -391,7 +395,7 @@ export class Simulation {
           const want = a.rejoin === true && !p.rejoinWant.isEmpty ? p.rejoinWant : undefined
           p.incarnation++
           p.contacts.clear()
-          this.markChange('join')
+          this.stability.markChange(this.now, 'join')
           this.startPeer(i, (core) => core.join(this.now, contact.name, { incarnation: p.incarnation, ...(want !== undefined ? { want } : {}) }), true)
         }
     }
@@ -400,10 +404,6 @@ export class Simulation {
   private repeat (a: Extract<Action, { do: 'broadcast' | 'reduce' | 'send' }>): void {
     const next = nextRepeat(a, this.scenario.until)
     if (next !== undefined) this.queue.push(next.at, { k: 'action', action: next })
-  }
-
-  private markChange (event: string): void {
-    this.stability.markChange(this.now, event)
   }
 
   private startBroadcast (a: Extract<Action, { do: 'broadcast' }>, root: number): void {
