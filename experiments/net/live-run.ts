@@ -15,7 +15,7 @@ import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
 import { DEFAULT_TREE_ROOT_STRIDE } from '../../overlay/config.ts'
 import { isTreeRoot } from '../../overlay/tree-roots.ts'
 import { IntervalSet } from '../../virtual-nodes/interval-set.ts'
-import { groundTruth, treeShape } from '../sim/analysis.ts'
+import { groundTruth, matchesTruth, treeShape } from '../sim/analysis.ts'
 import { contribute } from '../sim/ground-truth.ts'
 import { resolveTopology, type Topology } from '../sim/network.ts'
 import { buildReport, type BcastTrack, type RedTrack, type RepairReport, type SimReport } from '../sim/report.ts'
@@ -338,7 +338,7 @@ export class LiveRun {
     red.endMs = this.now()
     red.complete = r.covered.size === this.vnodes
     const want = groundTruth(r.id, op, length, this.vnodes)
-    red.correct = red.complete && want.every((v, i) => v === r.value[i])
+    red.correct = red.complete && matchesTruth(op, want, r.value)
     this.progress(`reduce ${op}[${length}] at ${p.name}: ${red.correct ? 'correct' : 'WRONG'} in ${(red.endMs - startMs).toFixed(1)} ms`)
   }
 

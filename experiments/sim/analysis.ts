@@ -19,6 +19,24 @@ export function groundTruth (id: string, op: string, length: number, vnodes: num
   return [...acc]
 }
 
+/**
+ * Whether a reduction's result `got` is the ground truth `want`. Exact, except for `prod`:
+ * products of the contributions (1..1000) pass 2^53 after a few virtual nodes, so their
+ * rounding depends on the order the tree combined them in (relative differences of about
+ * 1e-16 were reported as wrong results). A contribution counted twice or missing changes a
+ * product by a factor of at least 2 (or not at all, for a contribution of 1, as exactly).
+ */
+export function matchesTruth (op: string, want: readonly number[], got: ArrayLike<number>): boolean {
+  if (got.length !== want.length) return false
+  return want.every((x, i) => {
+    const y = got[i] as number
+    return x === y || (op === 'prod' && Math.abs(x - y) <= PROD_TOLERANCE * Math.abs(x))
+  })
+}
+
+/** Relative rounding a product of many contributions may carry (n * 2^-53 for n far above any simulated count). */
+const PROD_TOLERANCE = 1e-9
+
 /** Depth, widest fan-out, edges crossing clusters and peers without a parent, of one tree. */
 export interface TreeShape { depth: number, maxChildren: number, wanEdges: number, parentless: number }
 

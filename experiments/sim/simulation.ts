@@ -24,7 +24,7 @@ import { CoreFigures } from './core-figures.ts'
 import { ContactSet } from './contact-set.ts'
 import { selectPeers } from './select.ts'
 import { StreamTraffic } from './stream-traffic.ts'
-import { groundTruth, treeShape, type TreeShape } from './analysis.ts'
+import { groundTruth, matchesTruth, treeShape, type TreeShape } from './analysis.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
 import { isTreeRoot } from '../../overlay/tree-roots.ts'
 
@@ -206,7 +206,7 @@ export class Simulation {
         if (r === undefined) return
         r.endMs = this.now
         r.complete = o.covered.size === this.vnodes
-        r.correct = r.complete && this.truth(r).every((x, i) => x === o.value[i])
+        r.correct = r.complete && matchesTruth(r.op, this.truth(r), o.value)
         if (!r.correct) this.checker.violate(`reduction ${o.id} result is wrong`)
         return
       }
