@@ -72,6 +72,14 @@ describe('parseScenario', () => {
     rejects((s) => { s.topology = { clusters: [] } }, /^topology: clusters must be a non-empty array/)
   })
 
+  it('rejects fields that the action would ignore', () => {
+    rejects(action({ at: 1, do: 'broadcast', bytes: 1, backToBack: true, every: 10 }), /schedule\[0\]\.every does not apply with backToBack/)
+    rejects(action({ at: 1, do: 'broadcast', bytes: 1, until: 500 }), /schedule\[0\]\.until applies only with every or backToBack/)
+    rejects(action({ at: 1, do: 'crash', peers: ['p0001'], count: 1 }), /schedule\[0\]: count, fraction and cluster do not apply to a list of peers/)
+    rejects(action({ at: 1, do: 'join', peers: ['p0001'], cluster: 'a' }), /do not apply to a list of peers/)
+    expect(() => parseScenario({ ...base(), schedule: [{ at: 1, do: 'join', peers: 'left', count: 1, cluster: 'a' }, { at: 2, do: 'broadcast', bytes: 1, backToBack: true, until: 500 }] })).not.toThrow()
+  })
+
   it('checks a send: its sender, virtual node and size', () => {
     expect(() => parseScenario({ ...base(), schedule: [{ at: 1, do: 'send', from: 'p0001', vnode: 5, bytes: 10, every: 5, count: 3 }] })).not.toThrow()
     expect(() => parseScenario({ ...base(), schedule: [{ at: 1, do: 'send', vnode: 'random', bytes: 0 }] })).not.toThrow()

@@ -125,6 +125,10 @@ export function parseScenario (raw: unknown): Scenario {
     if ((kind === 'broadcast' || kind === 'reduce' || kind === 'send') && act.count !== undefined && (act.count as number) < 1) fail(`${at}.count must be an integer >= 1 (how many times it runs)`)
     if ((kind === 'broadcast' || kind === 'reduce' || kind === 'send') && act.every === 0) fail(`${at}.every must be a number > 0 (ms between repeats)`)
     if (act.fraction !== undefined && !(typeof act.fraction === 'number' && act.fraction >= 0 && act.fraction <= 1)) fail(`${at}.fraction must be a number in [0, 1]`)
+    // Likewise ignored before: the repeat of a back-to-back broadcast, an end without repeats, a count of a list.
+    if (kind === 'broadcast' && act.backToBack === true && act.every !== undefined) fail(`${at}.every does not apply with backToBack (the next starts when the root sees the previous complete)`)
+    if (kind === 'broadcast' && act.until !== undefined && act.every === undefined && act.backToBack !== true) fail(`${at}.until applies only with every or backToBack`)
+    if (Array.isArray(act.peers) && (act.count !== undefined || act.fraction !== undefined || act.cluster !== undefined)) fail(`${at}: count, fraction and cluster do not apply to a list of peers`)
     for (const key of ['collective', 'backToBack', 'rejoin']) {
       if (act[key] !== undefined && typeof act[key] !== 'boolean') fail(`${at}.${key} must be a boolean`)
     }
