@@ -32,7 +32,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { MAX_CHECK_PATH, type ProbeTreeEntry, type TreeEntry, type TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
-import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, lockKey, noParentMetric, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
+import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, latMetricsDue, lockKey, noParentMetric, noteToldDist, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
 import type { TreeHost, TreeStats } from './tree-host.ts'
 import { hasEntries, judgeEntryLinks, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries, withEntries } from './tree-entries.ts'
@@ -326,10 +326,7 @@ export class TreeTable {
       const connected = st.root === this.host.self || st.parent !== null
       if (!connected || st.children.size === 0) continue
       if (st.kind === 'lat') {
-        if (!closeEnough(st.metric, st.sentMetric)) {
-          st.sentMetric = st.metric
-          for (const child of st.children.keys()) this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: st.metric })
-        }
+        for (const child of latMetricsDue(st)) this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: st.metric })
         continue
       }
       const n = st.children.size
@@ -415,7 +412,7 @@ export class TreeTable {
     this.expire(st, now)
     if (st.locks.size >= MAX_LOCKS_PER_TREE || (candidate && st.unanswered.size >= MAX_LOCKS_PER_TREE)) { reject(); return }
     const path = [...op.path, self]
-    st.locks.set(lockKey(op.origin, op.id), { expiresAt: now + this.lockTimeoutMs, origin: op.origin, candidate, id: op.id, forwarded: op.short === true ? null : path })
+    st.locks.set(lockKey(op.origin, op.id), { expiresAt: now + this.lockTimeoutMs, origin: op.origin, candidate, id: op.id, forwarded: op.short === true ? null : path, ...(op.short === true && st.kind === 'lat' ? { dist: st.metric } : {}) })
     if (op.short === true) {
       // The origin has no descendants: only this peer (its future parent) needs to know.
       this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: true, dist: st.kind === 'lat' ? st.metric : 0, path })
@@ -457,6 +454,7 @@ export class TreeTable {
    * the tree, or in its tombstone. The key is only built when there is something to forget.
    */
   private answered (st: TreeState | undefined, kind: TreeKind, root: PeerId, origin: PeerId, id: number | null): void {
+    if (st !== undefined && id !== null && noteToldDist(st, origin, id)) this.touch(st)
     const held = st ?? this.tombstones[kind].get(root)
     if (held !== undefined && forgetAnswered(held, origin, id) && st === undefined) this.tombstones[kind].delete(root)
   }
