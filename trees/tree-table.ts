@@ -95,13 +95,16 @@ export class TreeTable {
     }
   }
 
-  /** Drops both trees of a root that left or died; its children are told (and the root itself if it `restarted` and may be our parent), locks kept aside. */
-  removeRoot (root: PeerId, restarted = false): void {
+  /**
+   * Drops both trees of a root that left, died or restarted; its children are told, and so is
+   * its parent (a peer that heard of a restart first may have remade the tree and taken this
+   * one as a child there), locks kept aside.
+   */
+  removeRoot (root: PeerId): void {
     for (const kind of TREE_KINDS) {
       const st = this.byKind[kind].get(root)
       if (st === undefined) continue
-      if (st.parent !== null) this.connected--
-      if (restarted && st.parent === root) this.host.sendOp(root, { op: 'detach', kind, root })
+      if (st.parent !== null) { this.connected--; this.host.sendOp(st.parent, { op: 'detach', kind, root }) }
       this.byKind[kind].delete(root)
       this.entries = null
       for (const child of st.children.keys()) {
