@@ -189,3 +189,26 @@ describe('TreeTable: a tree dropped for its root\'s death or restart', () => {
     }
   })
 })
+
+describe('TreeTable: a parent heard of as gone', () => {
+  it.each(['dead', 'left'] as const)('is told (detach) when its incarnation heard of as %s may be a newer one\'s that adopted this peer', (gone) => {
+    // r <- a; a restarts unnoticed and attaches under r again; c, still on the old view of a, moves under the new a.
+    const net = new TreeNet(['r', 'a', 'c'])
+    net.build('r', [['a', 'r'], ['c', 'r']], 10)
+    net.restart('a', true)
+    net.ensureRoot('r')
+    expect(net.judge('a', 'r', 1, 1e6)).toBe(2)
+    net.drain()
+    net.move('c', 'a', 'r')
+    for (const kind of TREE_KINDS) expect(net.t('a').get(kind, 'r')?.children.has('c')).toBe(true)
+    // c hears that a's old incarnation is gone (before it hears of the new one).
+    net.t('c').removeRoot('a')
+    net.t('c').peerGone('a', gone)
+    net.drain()
+    // The new a no longer holds c as a child (it never would: c will not send it a reach, and ignores its metrics).
+    for (const kind of TREE_KINDS) {
+      expect(net.parentOf('c', kind, 'r')).toBeNull()
+      expect(net.t('a').get(kind, 'r')?.children.has('c')).toBe(false)
+    }
+  })
+})

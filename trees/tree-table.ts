@@ -95,11 +95,7 @@ export class TreeTable {
     }
   }
 
-  /**
-   * Drops both trees of a root that left, died or restarted; its children are told, and so is
-   * its parent (a peer that heard of a restart first may have remade the tree and taken this
-   * one as a child there), locks kept aside.
-   */
+  /** Drops both trees of a root that left, died or restarted; children and parent are told (the parent may have remade the tree with this peer in it), locks kept aside. */
   removeRoot (root: PeerId): void {
     for (const kind of TREE_KINDS) {
       const st = this.byKind[kind].get(root)
@@ -119,12 +115,12 @@ export class TreeTable {
   }
 
   /**
-   * A peer is gone (it `left`, is `dead`, or restarted): orphan the trees it parented, drop
-   * it as a child (disowned if dead or restarted, see above). Returns true if it was a parent
+   * A peer is gone (it `left`, is `dead`, or restarted): orphan the trees it parented (a
+   * `detach` to it: the id may be a newer incarnation's that adopted this peer), drop it as
+   * a child (disowned if dead or restarted, see above). Returns true if it was a parent
    * somewhere. Restarted: the new incarnation's checks keep their locks (`keepsCheck`: its
-   * block of ids) and it is told of every link, a `detach` where it was the parent, an
-   * `unlock` for a change pending towards it, a `disown` where it was a child (held
-   * unanswered until its detach: swarm seed 8673 of the striped family).
+   * block of ids), an `unlock` goes to it for a change pending towards it, a `disown` where
+   * it was a child (held unanswered until its detach: swarm seed 8673, striped family).
    */
   peerGone (peer: PeerId, gone: 'left' | 'dead' | { keepsCheck: (id: number) => boolean } = 'left'): boolean {
     const restarted = typeof gone === 'object' ? gone : undefined
@@ -134,7 +130,8 @@ export class TreeTable {
         wasParent = true
         this.setParent(st, null)
         for (const { to, op } of forwardedChecksFailed(st)) this.host.sendOp(to, op)
-        if (restarted !== undefined) this.host.sendOp(peer, { op: 'detach', kind: st.kind, root: st.root })
+        // Told whatever the reason: a newer incarnation may have adopted this peer under the old one's name.
+        this.host.sendOp(peer, { op: 'detach', kind: st.kind, root: st.root })
       }
       const wasChild = st.children.delete(peer)
       if (wasChild) { this.dropChild(st, peer); this.recomputeReach(st) }
