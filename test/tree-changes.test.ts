@@ -26,6 +26,25 @@ describe('TreeTable: locks of a peer that is gone', () => {
     expect(net.t('a').get('bw', 'r')?.locks.size).toBe(0)
     expect(net.t('a').judge(20, 'c', 1, 1e12, [attractive('r')])).toBe(2)
   })
+
+  it('are not taken when its check arrives after it is known gone (it would never answer: no leaf again)', () => {
+    const net = new TreeNet(['r', 'a', 'x'], 100)
+    net.build('r', [['a', 'r'], ['x', 'r']], 10)
+    // x (a leaf) asks a alone, then leaves; a hears of the leave (from another peer) before the check.
+    expect(net.judge('x', 'a', 1, 1e12, [attractive('r')])).toBe(2)
+    net.t('x').leaveAll()
+    net.alive.delete('x')
+    net.t('a').peerGone('x', 'left')
+    net.deliverAll('x>a')
+    // a holds nothing for x, then or after the lock timeout: still a leaf.
+    net.now = 1000
+    expect(net.judge('a', 'r', 1, 1e6)).toBe(0)
+    for (const kind of TREE_KINDS) {
+      const st = net.t('a').get(kind, 'r')
+      expect(st?.locks.size).toBe(0)
+      expect(st?.unanswered.size).toBe(0)
+    }
+  })
 })
 
 describe('TreeTable: concurrent parent changes never make a cycle', () => {

@@ -398,7 +398,8 @@ export class TreeTable {
       this.stats.checksRejected++
       this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: false, dist: 0, path: op.path })
     }
-    if (op.origin === self) { reject(); return }
+    // No lock for a gone origin: it would never answer, and its lock would be held unanswered for ever (no leaf again).
+    if (op.origin === self || !this.host.isAlive(op.origin)) { reject(); return }
     const candidate = op.path.length === 0
     // A full bandwidth-tree parent (children and adoptions under way) refuses more.
     if (candidate && st !== undefined && st.kind === 'bw' && this.bwMaxChildren > 0 && !st.children.has(op.origin) && bwLoad(st) >= this.bwMaxChildren) { reject(); return }
