@@ -202,7 +202,7 @@ export function forgetAnswered (held: Tombstone, origin: PeerId, id: number | nu
 export function expireLocks (st: TreeState, now: number, lockTimeoutMs: number, self: PeerId): { to: PeerId, op: TreeOp } | null {
   let unlock: { to: PeerId, op: TreeOp } | null = null
   if (st.pending !== null && now - st.pending.sentAt > lockTimeoutMs) {
-    unlock = { to: st.pending.candidate, op: { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: self } }
+    unlock = pendingUnlock(st, self)
     st.pending = null
   }
   if (st.locks.size === 0) return unlock
@@ -212,6 +212,16 @@ export function expireLocks (st: TreeState, now: number, lockTimeoutMs: number, 
     if (lock.candidate) st.unanswered.set(k, lock.origin)
   }
   return unlock
+}
+
+/**
+ * The unlock that tells the candidate of `st`'s pending change that it will never commit
+ * (expired, or its tree dropped: the candidate would otherwise hold its lock unanswered for
+ * ever, and never be a leaf again), or null when no change is pending.
+ */
+export function pendingUnlock (st: TreeState, self: PeerId): { to: PeerId, op: TreeOp } | null {
+  const p = st.pending
+  return p === null ? null : { to: p.candidate, op: { op: 'unlock', kind: st.kind, root: st.root, id: p.id, origin: self } }
 }
 
 /** A fresh tree of `root`, parent-less (unless this peer is its root), starting from a dropped tree's tombstone if any. */

@@ -32,7 +32,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { MAX_CHECK_PATH, type ProbeTreeEntry, type TreeEntry, type TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
-import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, latMetricsDue, lockKey, noParentMetric, noteToldDist, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
+import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, latMetricsDue, lockKey, noParentMetric, noteToldDist, pendingUnlock, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
 import type { TreeHost, TreeStats } from './tree-host.ts'
 import { hasEntries, judgeEntryLinks, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries, withEntries } from './tree-entries.ts'
@@ -95,18 +95,17 @@ export class TreeTable {
     }
   }
 
-  /** Drops both trees of a root that left, died or restarted; children and parent are told (the parent may have remade the tree with this peer in it), locks kept aside. */
+  /** Drops both trees of a root that left, died or restarted; children, parent (it may have remade the tree with this peer in it) and a pending change's candidate are told, locks kept aside. */
   removeRoot (root: PeerId): void {
     for (const kind of TREE_KINDS) {
       const st = this.byKind[kind].get(root)
       if (st === undefined) continue
       if (st.parent !== null) { this.connected--; this.host.sendOp(st.parent, { op: 'detach', kind, root }) }
+      const unlock = pendingUnlock(st, this.host.self)
+      if (unlock !== null && this.host.isAlive(unlock.to)) this.host.sendOp(unlock.to, unlock.op)
       this.byKind[kind].delete(root)
       this.entries = null
-      for (const child of st.children.keys()) {
-        this.host.sendOp(child, { op: 'disown', kind, root })
-        st.unanswered.set(childKey(child), child)
-      }
+      for (const child of st.children.keys()) { this.host.sendOp(child, { op: 'disown', kind, root }); st.unanswered.set(childKey(child), child) }
       if (st.locks.size === 0 && st.unanswered.size === 0) continue
       const tombs = this.tombstones[kind]
       if (tombs.size >= MAX_TOMBSTONES) tombs.delete(tombs.keys().next().value as PeerId)
