@@ -50,6 +50,26 @@ describe('TreeTable: locks of a peer that is gone', () => {
     }
   })
 
+  it('of a change pending towards a peer heard of as dead are released: it may be a newer incarnation, which took the check', () => {
+    const net = new TreeNet(['r', 'c', 'x'], 100)
+    net.build('r', [['c', 'r'], ['x', 'r']], 10)
+    expect(net.judge('x', 'c', 1, 1e12, [attractive('r')])).toBe(2)
+    net.deliverAll('x>c')
+    // x hears that c's old incarnation died (the c its check reached is the new one), then gets c's answer.
+    net.alive.delete('c')
+    net.t('x').peerGone('c', 'dead')
+    net.deliverAll('c>x')
+    net.alive.add('c')
+    net.drain()
+    net.now = 1000
+    expect(net.judge('c', 'r', 1, 1e6)).toBe(0)
+    for (const kind of TREE_KINDS) {
+      const st = net.t('c').get(kind, 'r')
+      expect(st?.locks.size).toBe(0)
+      expect(st?.unanswered.size).toBe(0)
+    }
+  })
+
   it('are not taken when its check arrives after it is known gone (it would never answer: no leaf again)', () => {
     const net = new TreeNet(['r', 'a', 'x'], 100)
     net.build('r', [['a', 'r'], ['x', 'r']], 10)

@@ -114,12 +114,13 @@ export class TreeTable {
   }
 
   /**
-   * A peer is gone (it `left`, is `dead`, or restarted): orphan the trees it parented (a
-   * `detach` to it: the id may be a newer incarnation's that adopted this peer), drop it as
-   * a child (disowned if dead or restarted, see above). Returns true if it was a parent
-   * somewhere. Restarted: the new incarnation's checks keep their locks (`keepsCheck`: its
-   * block of ids), an `unlock` goes to it for a change pending towards it, a `disown` where
-   * it was a child (held unanswered until its detach: swarm seed 8673, striped family).
+   * A peer is gone (it `left`, is `dead`, or restarted): orphan the trees it parented, drop
+   * it as a child (disowned if dead or restarted, see above). Returns true if it was a parent
+   * somewhere. Whatever the reason it is sent a `detach` where it was the parent and an
+   * `unlock` for a change pending towards it: the id may be a newer incarnation's that
+   * adopted this peer or took the check. Restarted: the new incarnation's checks keep their
+   * locks (`keepsCheck`: its block of ids), and it is sent a `disown` where it was a child
+   * (held unanswered until its detach: swarm seed 8673 of the striped family).
    */
   peerGone (peer: PeerId, gone: 'left' | 'dead' | { keepsCheck: (id: number) => boolean } = 'left'): boolean {
     const restarted = typeof gone === 'object' ? gone : undefined
@@ -129,16 +130,12 @@ export class TreeTable {
         wasParent = true
         this.setParent(st, null)
         for (const { to, op } of forwardedChecksFailed(st)) this.host.sendOp(to, op)
-        // Told whatever the reason: a newer incarnation may have adopted this peer under the old one's name.
         this.host.sendOp(peer, { op: 'detach', kind: st.kind, root: st.root })
       }
       const wasChild = st.children.delete(peer)
       if (wasChild) { this.dropChild(st, peer); this.recomputeReach(st) }
       if (wasChild && gone === 'dead') this.host.sendOp(peer, { op: 'disown', kind: st.kind, root: st.root })
-      if (st.pending?.candidate === peer) {
-        if (restarted !== undefined) this.host.sendOp(peer, { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: this.host.self })
-        st.pending = null
-      }
+      if (st.pending?.candidate === peer) { this.host.sendOp(peer, { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: this.host.self }); st.pending = null }
       // Its checks under way will never commit: their locks would hold this tree still.
       if (restarted === undefined) forgetOrigin(st, peer)
       else if (forgetRestarted(st, peer, restarted.keepsCheck, wasChild)) this.host.sendOp(peer, { op: 'disown', kind: st.kind, root: st.root })
