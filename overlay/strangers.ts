@@ -40,8 +40,7 @@ export function strangerDisowns (msg: Message): TreeOp[] {
   if (msg.t !== 'tree') return []
   const seen = new Set<string>()
   const out: TreeOp[] = []
-  const detaches = msg.ops.flatMap((op): TreeOp[] => (op.op === 'disown' ? [{ op: 'detach', kind: op.kind, root: op.root }] : []))
-  for (const op of [...disownsFor(msg.ops), ...detaches]) {
+  for (const op of disownsFor(msg.ops)) {
     const key = `${op.op}:${op.kind}:${op.root}`
     if (seen.has(key)) continue
     seen.add(key)
