@@ -34,6 +34,7 @@ import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-ru
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
 import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, latMetricsDue, lockKey, noParentMetric, noteToldDist, pendingUnlock, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
+import { LateAdopts } from './late-adopts.ts'
 import type { TreeHost, TreeStats } from './tree-host.ts'
 import { hasEntries, judgeEntryLinks, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries, withEntries } from './tree-entries.ts'
 
@@ -58,6 +59,7 @@ export class TreeTable {
   /** What probeEntries returned, while no tree changed since (replies are frequent). */
   private entries: ProbeTreeEntry[] | null = null
   private readonly news = new TreeNews()
+  private readonly lateAdopts = new LateAdopts()
   /** The RTT from which a parent link is far, as of the last flush (refreshEntries; trees/tree-entries.ts). */
   private farMs = Infinity
   /** Locks and unanswered children of dropped trees, by kind then root (see the file comment). */
@@ -124,6 +126,7 @@ export class TreeTable {
    */
   peerGone (peer: PeerId, gone: 'left' | 'dead' | { keepsCheck: (id: number) => boolean } = 'left'): boolean {
     const restarted = typeof gone === 'object' ? gone : undefined
+    this.lateAdopts.hold(peer, restarted?.keepsCheck)
     let wasParent = false
     for (const st of this.all()) {
       if (st.parent === peer) {
@@ -251,13 +254,14 @@ export class TreeTable {
   /** Handles one tree operation from `from`. */
   handleOp (now: number, from: PeerId, op: TreeOp): void {
     const st = this.get(op.kind, op.root)
+    this.lateAdopts.heard(from, op)
     if (op.op === 'detach') this.answered(st, op.kind, op.root, from, null)
     else if (op.op === 'unlock') this.answered(st, op.kind, op.root, op.origin, op.id)
     switch (op.op) {
       case 'check': return this.onCheck(now, st, op)
       case 'result': return this.onResult(now, st, op)
       case 'adopt':
-        if (st === undefined) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); return }
+        if (st === undefined || this.lateAdopts.isLate(from) || !this.host.isAlive(from)) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); return }
         st.children.set(from, op.reach)
         st.childBw.set(from, op.bw)
         setChildEntries(st, from, op.entries)
@@ -277,7 +281,7 @@ export class TreeTable {
         return
       case 'reach':
         if (st === undefined) return
-        if (!st.children.has(from)) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); st.unanswered.set(childKey(from), from); return }
+        if (!st.children.has(from)) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); if (this.host.isAlive(from)) st.unanswered.set(childKey(from), from); return }
         st.children.set(from, op.reach)
         setChildEntries(st, from, op.entries)
         this.recomputeReach(st)
