@@ -86,6 +86,12 @@ class Fields {
     return x
   }
 
+  /** A finite number >= 0 (a distance or rate a tree op carries: a probe reply would refuse anything else). */
+  nonNegative (x: unknown, path: string): number {
+    const n = this.num(x, path)
+    return n >= 0 ? n : bad(path, `${n} is negative`)
+  }
+
   /** A finite number that is either `-1` (not connected) or non-negative. */
   metric (x: unknown, path: string): number {
     const n = this.num(x, path)
@@ -200,7 +206,7 @@ class Fields {
           op, kind, root,
           id: this.int(own(o, 'id'), `${path}.id`, Number.MIN_SAFE_INTEGER),
           origin: this.peer(own(o, 'origin'), `${path}.origin`),
-          dist: this.num(own(o, 'dist'), `${path}.dist`),
+          dist: this.nonNegative(own(o, 'dist'), `${path}.dist`),
           path: readPath()
         }
         const short = own(o, 'short')
@@ -213,7 +219,7 @@ class Fields {
           op, kind, root,
           id: this.int(own(o, 'id'), `${path}.id`, Number.MIN_SAFE_INTEGER),
           ok: this.bool(own(o, 'ok'), `${path}.ok`),
-          dist: this.num(own(o, 'dist'), `${path}.dist`),
+          dist: this.nonNegative(own(o, 'dist'), `${path}.dist`),
           path: readPath()
         }
       case 'adopt': {
@@ -233,7 +239,7 @@ class Fields {
           origin: this.peer(own(o, 'origin'), `${path}.origin`)
         }
       case 'metric':
-        return { op, kind, root, value: this.num(own(o, 'value'), `${path}.value`) }
+        return { op, kind, root, value: this.nonNegative(own(o, 'value'), `${path}.value`) }
       default:
         return bad(`${path}.op`, 'unknown tree operation')
     }

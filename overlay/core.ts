@@ -437,8 +437,8 @@ export class TreecastCore {
     this.vnodes = msg.vnodeCount
     this.view = OwnershipMap.fromRecords(msg.vnodeCount, msg.records)
     for (const f of msg.members) this.members.apply(f)
-    // The contact saw an earlier incarnation alive until now (ownership-engine onJoin): tree children may still point here (swarm-striped-8673).
-    if (msg.members.some((f) => f.peer === this.self && f.status === 'dead' && f.incarnation < this.incarnation)) this.fullChecksUntilMs = now + this.config.failureDetectionTimeoutMs
+    // An earlier incarnation died (the contact saw it alive until now: ownership-engine onJoin) or left: tree children may still point here (swarm-striped-8673).
+    if (msg.members.some((f) => f.peer === this.self && f.status !== 'alive' && f.incarnation < this.incarnation)) this.fullChecksUntilMs = now + this.config.failureDetectionTimeoutMs
     this.members.apply({ peer: this.self, incarnation: this.incarnation, status: 'alive' })
     this.stateValue = 'running'
     this.ownership.announce.welcomed(from, { peer: this.self, incarnation: this.incarnation, status: 'alive' })

@@ -304,7 +304,7 @@ export class OwnershipEngine {
       if (this.host.isRunning()) this.host.triggerProbing(now)
       return
     }
-    this.host.trees.removeRoot(c.peer, restartedAs !== undefined)
+    this.host.trees.removeRoot(c.peer)
     this.host.memberGone(now, c.peer)
     this.settle(this.claims.gone(c.peer))
     if (c.after === 'left') this.rehomeOrphansOf(now, c.peer)

@@ -8,14 +8,15 @@
  *
  * Refused from strangers: tree operations (one that names this peer its parent, `adopt`
  * or `reach`, is told it is not: trees/tree-ops.ts `disownsFor`, without waiting for an
- * answer), and the messages that only a member has reason to send and that make state or
- * work here: `resend` (a stripe relay asking for a striped payload again), `reduce-ack`
- * (it would be watched for liveness as an awaited peer) and `pull` (it would make the
- * application compute its contribution and fan out to the other owners). Everything else
- * is handled as from anyone: joins, facts, hand-offs, probes (answered, not measured:
- * overlay/probing.ts `requested`), stream data and partial results (any peer that can
- * connect is believed, README "Known limits"; the fuzz test, test/core-fuzz.test.ts,
- * checks that strangers' data cannot break exactly-once delivery).
+ * answer; a `disown` gets the `detach` its sender waits for), and the messages that only
+ * a member has reason to send and that make state or work here: `resend` (a stripe relay
+ * asking for a striped payload again), `reduce-ack` (it would be watched for liveness as
+ * an awaited peer) and `pull` (it would make the application compute its contribution and
+ * fan out to the other owners). Everything else is handled as from anyone: joins, facts,
+ * hand-offs, probes (answered, not measured: overlay/probing.ts `requested`), stream data
+ * and partial results (any peer that can connect is believed, README "Known limits"; the
+ * fuzz test, test/core-fuzz.test.ts, checks that strangers' data cannot break exactly-once
+ * delivery).
  */
 import { disownsFor, type TreeOp } from '../trees/tree-ops.ts'
 import type { Message } from './messages.ts'
@@ -30,13 +31,17 @@ export function refusedFromStranger (msg: Message): boolean {
   return REFUSED.has(msg.t)
 }
 
-/** The tree operations that answer a stranger's tree message (its adopts and reaches disowned, once per tree). */
+/**
+ * The tree operations that answer a stranger's tree message, once per tree: its adopts and
+ * reaches disowned, its disowns answered with a detach (a new incarnation that does not know
+ * this peer yet may be disowned by it, and the disowner waits for that answer).
+ */
 export function strangerDisowns (msg: Message): TreeOp[] {
   if (msg.t !== 'tree') return []
   const seen = new Set<string>()
   const out: TreeOp[] = []
   for (const op of disownsFor(msg.ops)) {
-    const key = `${op.kind}:${op.root}`
+    const key = `${op.op}:${op.kind}:${op.root}`
     if (seen.has(key)) continue
     seen.add(key)
     out.push(op)

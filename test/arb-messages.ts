@@ -50,7 +50,7 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
   const arbCollId = world.collId ?? fc.string({ minLength: 1, maxLength: 40 }).filter((id) => !id.includes('/'))
 
   const arbOpName = fc.constantFrom('sum', 'max', 'min', 'prod')
-  const arbFinite = fc.double({ noNaN: true, noDefaultInfinity: true }).map(noNegZero)
+  const arbNonNegative = fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }).map(noNegZero)
   const arbMetric = fc.oneof(fc.constant(-1), fc.double({ min: 0, max: 1e12, noNaN: true }).map(noNegZero))
   const arbKind = fc.constantFrom('lat' as const, 'bw' as const)
   const arbRecord = fc.record({ ranges: arbSet, owner: arbPeer, version: arbCount })
@@ -58,13 +58,13 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
   const arbEntries = fc.array(fc.record({ peer: arbPeer, reach: arbSet }), { minLength: 1, maxLength: MAX_TREE_ENTRIES })
 
   const arbTreeOp: fc.Arbitrary<TreeOp> = fc.oneof(
-    fc.record({ op: fc.constant('check' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer, dist: arbFinite, path: arbPath, short: fc.constant(true as const) }, { requiredKeys: ['op', 'kind', 'root', 'id', 'origin', 'dist', 'path'] }),
-    fc.record({ op: fc.constant('result' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, ok: fc.boolean(), dist: arbFinite, path: arbPath }),
+    fc.record({ op: fc.constant('check' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer, dist: arbNonNegative, path: arbPath, short: fc.constant(true as const) }, { requiredKeys: ['op', 'kind', 'root', 'id', 'origin', 'dist', 'path'] }),
+    fc.record({ op: fc.constant('result' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, ok: fc.boolean(), dist: arbNonNegative, path: arbPath }),
     fc.record({ op: fc.constant('adopt' as const), kind: arbKind, root: arbPeer, reach: arbSet, bw: fc.double({ min: 0, max: 1e12, noNaN: true }), entries: arbEntries }, { requiredKeys: ['op', 'kind', 'root', 'reach', 'bw'] }),
     fc.record({ op: fc.constantFrom('detach' as const, 'disown' as const), kind: arbKind, root: arbPeer }),
     fc.record({ op: fc.constant('unlock' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer }),
     fc.record({ op: fc.constant('reach' as const), kind: arbKind, root: arbPeer, reach: arbSet, entries: arbEntries }, { requiredKeys: ['op', 'kind', 'root', 'reach'] }),
-    fc.record({ op: fc.constant('metric' as const), kind: arbKind, root: arbPeer, value: arbFinite })
+    fc.record({ op: fc.constant('metric' as const), kind: arbKind, root: arbPeer, value: arbNonNegative })
   )
 
   const arbOpen: fc.Arbitrary<StreamOpen> = fc.record({

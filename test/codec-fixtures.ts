@@ -75,7 +75,7 @@ export const OPS: { [K in TreeOp['op']]: Extract<TreeOp, { op: K }> } = {
   disown: { op: 'disown', kind: 'lat', root: 'p3' },
   unlock: { op: 'unlock', kind: 'lat', root: 'p2', id: 0, origin: 'p9' },
   reach: { op: 'reach', kind: 'bw', root: 'p2', reach: IntervalSet.EMPTY, entries: [{ peer: 'p5', reach: S1 }, { peer: 'p6', reach: IntervalSet.EMPTY }] },
-  metric: { op: 'metric', kind: 'lat', root: 'p2', value: -0.125 }
+  metric: { op: 'metric', kind: 'lat', root: 'p2', value: 0.125 }
 }
 
 export const OPEN: StreamOpen = {

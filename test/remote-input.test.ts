@@ -54,11 +54,14 @@ describe('remote input', () => {
     // Give 'a' a parent in b's latency tree so that checks are forwarded (and lock).
     const st = c.trees.get('lat', 'b')
     if (st !== undefined) st.parent = 'b'
+    // A check whose origin is no live member here locks nothing (it would never answer).
+    c.handle(1, 'b', { t: 'tree', ops: [{ op: 'check', kind: 'lat', root: 'b', id: 999, origin: 'x1', dist: 0, path: [] }] })
+    expect(st?.locks.size).toBe(0)
     for (let id = 1; id <= MAX_LOCKS_PER_TREE + 5; id++) {
-      c.handle(1, 'b', { t: 'tree', ops: [{ op: 'check', kind: 'lat', root: 'b', id, origin: `x${id}`, dist: 0, path: [] }] })
+      c.handle(1, 'b', { t: 'tree', ops: [{ op: 'check', kind: 'lat', root: 'b', id, origin: 'b', dist: 0, path: [] }] })
     }
     expect(st?.locks.size).toBe(MAX_LOCKS_PER_TREE)
     const results = c.takeOutputs().flatMap((o) => (o.type === 'send' && o.message.t === 'tree' ? o.message.ops : [])).filter((op) => op.op === 'result')
-    expect(results).toHaveLength(5)
+    expect(results).toHaveLength(6)
   })
 })

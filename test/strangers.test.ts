@@ -45,6 +45,16 @@ describe('messages from strangers', () => {
     expect(c.stats.rejected['stranger-tree']).toBe(1)
   })
 
+  it('a disown is answered with a detach (its sender waits for it, holding the tree no leaf), once per tree', () => {
+    // A peer that restarted, heard of by a parent that disowns it before the new incarnation
+    // knows that parent: dropped, the disown left the parent waiting for ever (tree fuzz, seed 92).
+    const c = core()
+    const ops: TreeOp[] = [{ op: 'disown', kind: 'lat', root: 'b' }, { op: 'disown', kind: 'lat', root: 'b' }, { op: 'disown', kind: 'bw', root: 'b' }]
+    c.handle(1, 'zz', { t: 'tree', ops })
+    expect(sends(c.takeOutputs())).toEqual([{ to: 'zz', message: { t: 'tree', ops: [{ op: 'detach', kind: 'lat', root: 'b' }, { op: 'detach', kind: 'bw', root: 'b' }] } }])
+    for (const kind of ['lat', 'bw'] as const) expect(c.trees.get(kind, 'b')?.parent ?? null).toBeNull()
+  })
+
   it('disowns at most MAX_STRANGER_DISOWNS trees for one message', () => {
     const c = core()
     const ops: TreeOp[] = Array.from({ length: 3 * MAX_STRANGER_DISOWNS }, (_, i) => ({ op: 'adopt', kind: 'lat', root: `r${i}`, reach: SET, bw: 0 }))

@@ -26,6 +26,68 @@ describe('TreeTable: locks of a peer that is gone', () => {
     expect(net.t('a').get('bw', 'r')?.locks.size).toBe(0)
     expect(net.t('a').judge(20, 'c', 1, 1e12, [attractive('r')])).toBe(2)
   })
+
+  it('of a change pending in a tree this peer drops are released: the candidate is told (unlock)', () => {
+    // x asks c (a full check, through c up to r); x then hears that r died (the old
+    // incarnation of a root that came back, say) and drops r's trees; r's answer never
+    // reaches it (the core drops a dead member's messages).
+    const net = new TreeNet(['r', 'c', 'x'], 100)
+    net.build('r', [['c', 'r'], ['x', 'r']], 10)
+    net.fullChecks.add('x')
+    expect(net.judge('x', 'c', 1, 1e12, [attractive('r')])).toBe(2)
+    net.deliverAll('x>c')
+    net.deliverAll('c>r')
+    net.t('x').removeRoot('r')
+    net.links.set('r>x', [])
+    net.drain()
+    // c took x's check as its candidate; after the lock timeout it holds nothing for x: still a leaf.
+    net.now = 1000
+    expect(net.judge('c', 'r', 1, 1e6)).toBe(0)
+    for (const kind of TREE_KINDS) {
+      const st = net.t('c').get(kind, 'r')
+      expect(st?.locks.size).toBe(0)
+      expect(st?.unanswered.size).toBe(0)
+    }
+  })
+
+  it('of a change pending towards a peer heard of as dead are released: it may be a newer incarnation, which took the check', () => {
+    const net = new TreeNet(['r', 'c', 'x'], 100)
+    net.build('r', [['c', 'r'], ['x', 'r']], 10)
+    expect(net.judge('x', 'c', 1, 1e12, [attractive('r')])).toBe(2)
+    net.deliverAll('x>c')
+    // x hears that c's old incarnation died (the c its check reached is the new one), then gets c's answer.
+    net.alive.delete('c')
+    net.t('x').peerGone('c', 'dead')
+    net.deliverAll('c>x')
+    net.alive.add('c')
+    net.drain()
+    net.now = 1000
+    expect(net.judge('c', 'r', 1, 1e6)).toBe(0)
+    for (const kind of TREE_KINDS) {
+      const st = net.t('c').get(kind, 'r')
+      expect(st?.locks.size).toBe(0)
+      expect(st?.unanswered.size).toBe(0)
+    }
+  })
+
+  it('are not taken when its check arrives after it is known gone (it would never answer: no leaf again)', () => {
+    const net = new TreeNet(['r', 'a', 'x'], 100)
+    net.build('r', [['a', 'r'], ['x', 'r']], 10)
+    // x (a leaf) asks a alone, then leaves; a hears of the leave (from another peer) before the check.
+    expect(net.judge('x', 'a', 1, 1e12, [attractive('r')])).toBe(2)
+    net.t('x').leaveAll()
+    net.alive.delete('x')
+    net.t('a').peerGone('x', 'left')
+    net.deliverAll('x>a')
+    // a holds nothing for x, then or after the lock timeout: still a leaf.
+    net.now = 1000
+    expect(net.judge('a', 'r', 1, 1e6)).toBe(0)
+    for (const kind of TREE_KINDS) {
+      const st = net.t('a').get(kind, 'r')
+      expect(st?.locks.size).toBe(0)
+      expect(st?.unanswered.size).toBe(0)
+    }
+  })
 })
 
 describe('TreeTable: concurrent parent changes never make a cycle', () => {

@@ -61,11 +61,12 @@ describe('TreeTable: restarts and deaths heard of late', () => {
     net.drain()
     for (const kind of TREE_KINDS) expect(net.t('r').get(kind, 'r')?.children.has('z')).toBe(true)
     // z hears of the restart: r's trees go (the old incarnation's), and come back empty.
-    net.t('z').removeRoot('r', told)
+    net.t('z').removeRoot('r')
+    net.t('z').peerGone('r', told ? { keepsCheck: () => false } : 'dead')
     net.t('z').ensureRoot('r')
     net.drain()
-    // Told, r drops z as a child; otherwise r keeps a child that does not point to it.
-    for (const kind of TREE_KINDS) expect(net.t('r').get(kind, 'r')?.children.has('z')).toBe(!told)
+    // Either way r drops z as a child (it once kept, unless told of a restart, a child that did not point to it).
+    for (const kind of TREE_KINDS) expect(net.t('r').get(kind, 'r')?.children.has('z')).toBe(false)
   })
 
   it('a disown still unanswered when a restart is heard of is sent again, and held (review of 463bdcf)', () => {
@@ -81,7 +82,7 @@ describe('TreeTable: restarts and deaths heard of late', () => {
     expect(net.judge('c', 'x', 1, 1e12, [attractive('r')])).toBe(2)
     net.drain()
     const y = net.t('y')
-    y.removeRoot('r', true)
+    y.removeRoot('r')
     y.ensureRoot('r')
     net.log.length = 0
     y.peerGone('x', { keepsCheck: () => false })
@@ -156,6 +157,60 @@ describe('tree ops from a peer declared dead', () => {
     // Not rate-limited like the death notice; ops that name no parent get none.
     expect(disownsTo(3, { t: 'tree', ops: [{ op: 'adopt', kind: 'bw', root: 'c', reach, bw: 1 }] })).toEqual([{ op: 'disown', kind: 'bw', root: 'c' }])
     expect(disownsTo(4, { t: 'tree', ops: [{ op: 'detach', kind: 'lat', root: 'c' }, { op: 'metric', kind: 'lat', root: 'c', value: 1 }] })).toEqual([])
-    expect(a.stats.rejected['from-dead-member']).toBe(3)
+    // A disown gets its answer, a detach (a newer incarnation may have disowned this peer before it heard of it).
+    expect(disownsTo(5, { t: 'tree', ops: [{ op: 'disown', kind: 'bw', root: 'c' }] })).toEqual([{ op: 'detach', kind: 'bw', root: 'c' }])
+    expect(a.stats.rejected['from-dead-member']).toBe(4)
+  })
+})
+
+describe('TreeTable: a tree dropped for its root\'s death or restart', () => {
+  it.each([false, true])('leaves no child behind at a parent that had remade it already (told as a restart: %s)', (told) => {
+    // r <- y, r <- x. r restarts unnoticed; y hears of it first and remakes r's trees under
+    // the new r; x, still on the old view, moves under y there.
+    const net = new TreeNet(['r', 'y', 'x'])
+    net.build('r', [['y', 'r'], ['x', 'r']], 10)
+    net.restart('r', false)
+    net.ensureRoot('r')
+    net.t('y').removeRoot('r')
+    net.t('y').peerGone('r', { keepsCheck: () => false })
+    net.t('y').ensureRoot('r')
+    expect(net.judge('y', 'r', 1, 1e6)).toBe(2)
+    net.drain()
+    net.move('x', 'y', 'r')
+    for (const kind of TREE_KINDS) expect(net.parentOf('x', kind, 'r')).toBe('y')
+    // Now x hears of it (as the old incarnation's death, or as the restart): r's trees go and come back empty.
+    net.t('x').removeRoot('r')
+    net.t('x').peerGone('r', told ? { keepsCheck: () => false } : 'dead')
+    net.t('x').ensureRoot('r')
+    net.drain()
+    // y no longer counts x as its child, nor x's virtual nodes in its reach.
+    for (const kind of TREE_KINDS) {
+      expect(net.parentOf('x', kind, 'r')).toBeNull()
+      expect(net.t('y').get(kind, 'r')?.children.has('x')).toBe(false)
+      expect(net.t('y').reachOf(kind, 'r')?.equals(net.owned.get('y') as IntervalSet)).toBe(true)
+    }
+  })
+})
+
+describe('TreeTable: a parent heard of as gone', () => {
+  it.each(['dead', 'left'] as const)('is told (detach) when its incarnation heard of as %s may be a newer one\'s that adopted this peer', (gone) => {
+    // r <- a; a restarts unnoticed and attaches under r again; c, still on the old view of a, moves under the new a.
+    const net = new TreeNet(['r', 'a', 'c'])
+    net.build('r', [['a', 'r'], ['c', 'r']], 10)
+    net.restart('a', true)
+    net.ensureRoot('r')
+    expect(net.judge('a', 'r', 1, 1e6)).toBe(2)
+    net.drain()
+    net.move('c', 'a', 'r')
+    for (const kind of TREE_KINDS) expect(net.t('a').get(kind, 'r')?.children.has('c')).toBe(true)
+    // c hears that a's old incarnation is gone (before it hears of the new one).
+    net.t('c').removeRoot('a')
+    net.t('c').peerGone('a', gone)
+    net.drain()
+    // The new a no longer holds c as a child (it never would: c will not send it a reach, and ignores its metrics).
+    for (const kind of TREE_KINDS) {
+      expect(net.parentOf('c', kind, 'r')).toBeNull()
+      expect(net.t('a').get(kind, 'r')?.children.has('c')).toBe(false)
+    }
   })
 })

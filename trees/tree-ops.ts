@@ -50,12 +50,17 @@ export const MAX_CHECK_PATH = 1024
 
 /**
  * The answers to tree ops from a peer whose messages are dropped (an incarnation held
- * dead): one that names this peer its parent (`adopt`, `reach`) is told it is not. It may
- * be a newer incarnation that attached here before this peer heard of it, and it would
- * otherwise point here unknown to this peer, which could then close a cycle as a leaf.
+ * dead, or a stranger): one that names this peer its parent (`adopt`, `reach`) is told it
+ * is not. It may be a newer incarnation that attached here before this peer heard of it,
+ * and it would otherwise point here unknown to this peer, which could then close a cycle
+ * as a leaf. A `disown` gets the `detach` its sender waits for (holding its tree no leaf):
+ * it may be a newer incarnation that heard of this peer's restart before this peer heard of it.
  */
 export function disownsFor (ops: readonly TreeOp[]): TreeOp[] {
   const out: TreeOp[] = []
-  for (const op of ops) if (op.op === 'adopt' || op.op === 'reach') out.push({ op: 'disown', kind: op.kind, root: op.root })
+  for (const op of ops) {
+    if (op.op === 'adopt' || op.op === 'reach') out.push({ op: 'disown', kind: op.kind, root: op.root })
+    else if (op.op === 'disown') out.push({ op: 'detach', kind: op.kind, root: op.root })
+  }
   return out
 }

@@ -29,6 +29,8 @@ export interface Lock {
    * short check, answered here): if that parent goes, this peer answers the origin itself.
    */
   readonly forwarded: readonly PeerId[] | null
+  /** Latency tree, short check: the distance this peer answered with. */
+  readonly dist?: number
 }
 
 /** One tree as this peer sees it. */
@@ -61,6 +63,12 @@ export interface TreeState {
   sentReach: IntervalSet | null
   /** Metric last sent to the children. */
   sentMetric: number
+  /**
+   * Latency tree: origins of short checks answered here with a distance this peer no
+   * longer had when they committed, and that distance: sent the new one once they are
+   * children (sentMetric does not cover them). At most MAX_TOLD_DISTS, oldest dropped.
+   */
+  readonly toldDist: Map<PeerId, number>
   /** Bandwidth tree: this peer's link to its parent is far (trees/tree-entries.ts). */
   entry: boolean
   /** Bandwidth tree: the cluster entries each child reported below it (children with none are absent). */
@@ -194,7 +202,7 @@ export function forgetAnswered (held: Tombstone, origin: PeerId, id: number | nu
 export function expireLocks (st: TreeState, now: number, lockTimeoutMs: number, self: PeerId): { to: PeerId, op: TreeOp } | null {
   let unlock: { to: PeerId, op: TreeOp } | null = null
   if (st.pending !== null && now - st.pending.sentAt > lockTimeoutMs) {
-    unlock = { to: st.pending.candidate, op: { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: self } }
+    unlock = pendingUnlock(st, self)
     st.pending = null
   }
   if (st.locks.size === 0) return unlock
@@ -204,6 +212,16 @@ export function expireLocks (st: TreeState, now: number, lockTimeoutMs: number, 
     if (lock.candidate) st.unanswered.set(k, lock.origin)
   }
   return unlock
+}
+
+/**
+ * The unlock that tells the candidate of `st`'s pending change that it will never commit
+ * (expired, or its tree dropped: the candidate would otherwise hold its lock unanswered for
+ * ever, and never be a leaf again), or null when no change is pending.
+ */
+export function pendingUnlock (st: TreeState, self: PeerId): { to: PeerId, op: TreeOp } | null {
+  const p = st.pending
+  return p === null ? null : { to: p.candidate, op: { op: 'unlock', kind: st.kind, root: st.root, id: p.id, origin: self } }
 }
 
 /** A fresh tree of `root`, parent-less (unless this peer is its root), starting from a dropped tree's tombstone if any. */
@@ -223,6 +241,7 @@ export function newTreeState (kind: TreeKind, root: PeerId, isRoot: boolean, own
     routeOrder: null,
     sentReach: null,
     sentMetric: NaN,
+    toldDist: new Map(),
     entry: false,
     childEntries: new Map(),
     sentEntries: NO_ENTRIES,
@@ -244,4 +263,43 @@ export function bwLoad (st: TreeState): number {
 export function childrenByReach (st: TreeState): ReadonlyArray<readonly [PeerId, IntervalSet]> {
   st.routeOrder ??= [...st.children].sort((a, b) => b[1].size - a[1].size || (a[0] < b[0] ? -1 : 1))
   return st.routeOrder
+}
+
+/** Origins told a stale distance that one tree remembers at most (TreeState.toldDist). */
+export const MAX_TOLD_DISTS = 64
+
+/**
+ * A check of `origin` through this peer is over (its unlock): if it was a short latency
+ * check answered with a distance this peer has no more (an ancestor moved, or measured
+ * its parent again, meanwhile: the origin, about to adopt, holds the old one), notes it in
+ * `toldDist`. Returns whether it did (flush must look at the tree).
+ */
+export function noteToldDist (st: TreeState, origin: PeerId, id: number): boolean {
+  const dist = st.locks.get(lockKey(origin, id))?.dist
+  if (dist === undefined) return false
+  st.toldDist.delete(origin)
+  if (closeEnough(dist, st.metric)) return false
+  if (st.toldDist.size >= MAX_TOLD_DISTS) st.toldDist.delete(st.toldDist.keys().next().value as PeerId)
+  st.toldDist.set(origin, dist)
+  return true
+}
+
+/**
+ * The children of a connected latency tree to send its distance to now: all of them when
+ * it moved by more than closeEnough since last sent, else the new children that were told
+ * a stale one (toldDist). Updates what was sent.
+ */
+export function latMetricsDue (st: TreeState): PeerId[] {
+  if (!closeEnough(st.metric, st.sentMetric)) {
+    st.sentMetric = st.metric
+    st.toldDist.clear()
+    return [...st.children.keys()]
+  }
+  const due: PeerId[] = []
+  for (const [origin, dist] of st.toldDist) {
+    if (!st.children.has(origin)) continue
+    st.toldDist.delete(origin)
+    if (!closeEnough(dist, st.metric)) due.push(origin)
+  }
+  return due
 }

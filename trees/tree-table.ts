@@ -32,8 +32,9 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { MAX_CHECK_PATH, type ProbeTreeEntry, type TreeEntry, type TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
-import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, lockKey, noParentMetric, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
+import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, latMetricsDue, lockKey, noParentMetric, noteToldDist, pendingUnlock, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
+import { LateAdopts } from './late-adopts.ts'
 import type { TreeHost, TreeStats } from './tree-host.ts'
 import { hasEntries, judgeEntryLinks, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries, withEntries } from './tree-entries.ts'
 
@@ -58,6 +59,7 @@ export class TreeTable {
   /** What probeEntries returned, while no tree changed since (replies are frequent). */
   private entries: ProbeTreeEntry[] | null = null
   private readonly news = new TreeNews()
+  private readonly lateAdopts = new LateAdopts()
   /** The RTT from which a parent link is far, as of the last flush (refreshEntries; trees/tree-entries.ts). */
   private farMs = Infinity
   /** Locks and unanswered children of dropped trees, by kind then root (see the file comment). */
@@ -95,19 +97,17 @@ export class TreeTable {
     }
   }
 
-  /** Drops both trees of a root that left or died; its children are told (and the root itself if it `restarted` and may be our parent), locks kept aside. */
-  removeRoot (root: PeerId, restarted = false): void {
+  /** Drops both trees of a root that left, died or restarted; children, parent (it may have remade the tree with this peer in it) and a pending change's candidate are told, locks kept aside. */
+  removeRoot (root: PeerId): void {
     for (const kind of TREE_KINDS) {
       const st = this.byKind[kind].get(root)
       if (st === undefined) continue
-      if (st.parent !== null) this.connected--
-      if (restarted && st.parent === root) this.host.sendOp(root, { op: 'detach', kind, root })
+      if (st.parent !== null) { this.connected--; this.host.sendOp(st.parent, { op: 'detach', kind, root }) }
+      const unlock = pendingUnlock(st, this.host.self)
+      if (unlock !== null && this.host.isAlive(unlock.to)) this.host.sendOp(unlock.to, unlock.op)
       this.byKind[kind].delete(root)
       this.entries = null
-      for (const child of st.children.keys()) {
-        this.host.sendOp(child, { op: 'disown', kind, root })
-        st.unanswered.set(childKey(child), child)
-      }
+      for (const child of st.children.keys()) { this.host.sendOp(child, { op: 'disown', kind, root }); st.unanswered.set(childKey(child), child) }
       if (st.locks.size === 0 && st.unanswered.size === 0) continue
       const tombs = this.tombstones[kind]
       if (tombs.size >= MAX_TOMBSTONES) tombs.delete(tombs.keys().next().value as PeerId)
@@ -118,28 +118,27 @@ export class TreeTable {
   /**
    * A peer is gone (it `left`, is `dead`, or restarted): orphan the trees it parented, drop
    * it as a child (disowned if dead or restarted, see above). Returns true if it was a parent
-   * somewhere. Restarted: the new incarnation's checks keep their locks (`keepsCheck`: its
-   * block of ids) and it is told of every link, a `detach` where it was the parent, an
-   * `unlock` for a change pending towards it, a `disown` where it was a child (held
-   * unanswered until its detach: swarm seed 8673 of the striped family).
+   * somewhere. Whatever the reason it is sent a `detach` where it was the parent and an
+   * `unlock` for a change pending towards it: the id may be a newer incarnation's that
+   * adopted this peer or took the check. Restarted: the new incarnation's checks keep their
+   * locks (`keepsCheck`: its block of ids), and it is sent a `disown` where it was a child
+   * (held unanswered until its detach: swarm seed 8673 of the striped family).
    */
   peerGone (peer: PeerId, gone: 'left' | 'dead' | { keepsCheck: (id: number) => boolean } = 'left'): boolean {
     const restarted = typeof gone === 'object' ? gone : undefined
+    this.lateAdopts.hold(peer, restarted?.keepsCheck)
     let wasParent = false
     for (const st of this.all()) {
       if (st.parent === peer) {
         wasParent = true
         this.setParent(st, null)
         for (const { to, op } of forwardedChecksFailed(st)) this.host.sendOp(to, op)
-        if (restarted !== undefined) this.host.sendOp(peer, { op: 'detach', kind: st.kind, root: st.root })
+        this.host.sendOp(peer, { op: 'detach', kind: st.kind, root: st.root })
       }
       const wasChild = st.children.delete(peer)
       if (wasChild) { this.dropChild(st, peer); this.recomputeReach(st) }
       if (wasChild && gone === 'dead') this.host.sendOp(peer, { op: 'disown', kind: st.kind, root: st.root })
-      if (st.pending?.candidate === peer) {
-        if (restarted !== undefined) this.host.sendOp(peer, { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: this.host.self })
-        st.pending = null
-      }
+      if (st.pending?.candidate === peer) { this.host.sendOp(peer, { op: 'unlock', kind: st.kind, root: st.root, id: st.pending.id, origin: this.host.self }); st.pending = null }
       // Its checks under way will never commit: their locks would hold this tree still.
       if (restarted === undefined) forgetOrigin(st, peer)
       else if (forgetRestarted(st, peer, restarted.keepsCheck, wasChild)) this.host.sendOp(peer, { op: 'disown', kind: st.kind, root: st.root })
@@ -255,13 +254,14 @@ export class TreeTable {
   /** Handles one tree operation from `from`. */
   handleOp (now: number, from: PeerId, op: TreeOp): void {
     const st = this.get(op.kind, op.root)
+    this.lateAdopts.heard(from, op)
     if (op.op === 'detach') this.answered(st, op.kind, op.root, from, null)
     else if (op.op === 'unlock') this.answered(st, op.kind, op.root, op.origin, op.id)
     switch (op.op) {
       case 'check': return this.onCheck(now, st, op)
       case 'result': return this.onResult(now, st, op)
       case 'adopt':
-        if (st === undefined) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); return }
+        if (st === undefined || this.lateAdopts.isLate(from) || !this.host.isAlive(from)) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); return }
         st.children.set(from, op.reach)
         st.childBw.set(from, op.bw)
         setChildEntries(st, from, op.entries)
@@ -281,7 +281,7 @@ export class TreeTable {
         return
       case 'reach':
         if (st === undefined) return
-        if (!st.children.has(from)) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); st.unanswered.set(childKey(from), from); return }
+        if (!st.children.has(from)) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); if (this.host.isAlive(from)) st.unanswered.set(childKey(from), from); return }
         st.children.set(from, op.reach)
         setChildEntries(st, from, op.entries)
         this.recomputeReach(st)
@@ -326,10 +326,7 @@ export class TreeTable {
       const connected = st.root === this.host.self || st.parent !== null
       if (!connected || st.children.size === 0) continue
       if (st.kind === 'lat') {
-        if (!closeEnough(st.metric, st.sentMetric)) {
-          st.sentMetric = st.metric
-          for (const child of st.children.keys()) this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: st.metric })
-        }
+        for (const child of latMetricsDue(st)) this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: st.metric })
         continue
       }
       const n = st.children.size
@@ -401,7 +398,8 @@ export class TreeTable {
       this.stats.checksRejected++
       this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: false, dist: 0, path: op.path })
     }
-    if (op.origin === self) { reject(); return }
+    // No lock for a gone origin: it would never answer, and its lock would be held unanswered for ever (no leaf again).
+    if (op.origin === self || !this.host.isAlive(op.origin)) { reject(); return }
     const candidate = op.path.length === 0
     // A full bandwidth-tree parent (children and adoptions under way) refuses more.
     if (candidate && st !== undefined && st.kind === 'bw' && this.bwMaxChildren > 0 && !st.children.has(op.origin) && bwLoad(st) >= this.bwMaxChildren) { reject(); return }
@@ -415,7 +413,7 @@ export class TreeTable {
     this.expire(st, now)
     if (st.locks.size >= MAX_LOCKS_PER_TREE || (candidate && st.unanswered.size >= MAX_LOCKS_PER_TREE)) { reject(); return }
     const path = [...op.path, self]
-    st.locks.set(lockKey(op.origin, op.id), { expiresAt: now + this.lockTimeoutMs, origin: op.origin, candidate, id: op.id, forwarded: op.short === true ? null : path })
+    st.locks.set(lockKey(op.origin, op.id), { expiresAt: now + this.lockTimeoutMs, origin: op.origin, candidate, id: op.id, forwarded: op.short === true ? null : path, ...(op.short === true && st.kind === 'lat' ? { dist: st.metric } : {}) })
     if (op.short === true) {
       // The origin has no descendants: only this peer (its future parent) needs to know.
       this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: true, dist: st.kind === 'lat' ? st.metric : 0, path })
@@ -457,6 +455,7 @@ export class TreeTable {
    * the tree, or in its tombstone. The key is only built when there is something to forget.
    */
   private answered (st: TreeState | undefined, kind: TreeKind, root: PeerId, origin: PeerId, id: number | null): void {
+    if (st !== undefined && id !== null && noteToldDist(st, origin, id)) this.touch(st)
     const held = st ?? this.tombstones[kind].get(root)
     if (held !== undefined && forgetAnswered(held, origin, id) && st === undefined) this.tombstones[kind].delete(root)
   }
