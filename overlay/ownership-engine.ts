@@ -469,10 +469,7 @@ export class OwnershipEngine {
     // also what is owned already, so a hand-off that comes after a yielded claim's still counts.
     const gained = mine.difference(this.ownedValue).difference(this.claims.ranges())
     const reason = msg.lost === true ? 'takeover' : 'handoff-in'
-    for (const d of msg.delivered) {
-      const part = d.vnodes.intersection(mine)
-      if (!part.isEmpty) streams.delivered.set(d.streamId, streams.delivered.get(d.streamId).union(part))
-    }
+    streams.delivered.merge(msg.delivered.map((d) => ({ streamId: d.streamId, vnodes: d.vnodes.intersection(mine) })).filter((d) => !d.vnodes.isEmpty))
     this.host.send(from, { t: 'handoff-ack', version: msg.record.version, ranges: msg.record.ranges })
     this.announce.handedOff(from, msg.record)
     if (this.host.isLeaving() && !gained.isEmpty) {
