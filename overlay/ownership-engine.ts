@@ -8,7 +8,7 @@
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipMap, OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
-import { joinShare, mostLoaded, successorOf } from '../virtual-nodes/assignment.ts'
+import { joinShare, successorOf } from '../virtual-nodes/assignment.ts'
 import { deliveredWithin } from '../virtual-nodes/handoff.ts'
 import type { TreeTable } from '../trees/tree-table.ts'
 import { disownsFor } from '../trees/tree-ops.ts'
@@ -20,6 +20,7 @@ import { PendingClaims, type PendingClaim } from './pending-claims.ts'
 import { Guesses } from './guesses.ts'
 import { Orphans } from './orphans.ts'
 import { JoinAnnouncer } from './join-announce.ts'
+import { JoinDonors } from './join-donors.ts'
 import { numberedBy } from './incarnation-numbers.ts'
 export { MAX_ORPHAN_RECORDS } from './orphans.ts'
 
@@ -96,6 +97,7 @@ export class OwnershipEngine {
   private readonly guesses = new Guesses()
   /** This peer's take-overs waiting for the members' answers before it owns them. */
   private readonly claims = new PendingClaims()
+  private readonly donors = new JoinDonors() // shares asked of donors for joiners (most-loaded)
 
   /** A joiner's own announcements (overlay/join-announce.ts). */
   readonly announce: JoinAnnouncer
@@ -150,9 +152,9 @@ export class OwnershipEngine {
       return
     }
     if (this.host.joinPolicy === 'most-loaded') {
-      const donor = mostLoaded(this.host.view.loads(), new Set(members.alive().filter((p) => p !== joiner)))
-      if (donor !== undefined && donor !== this.host.self) {
-        this.host.send(donor, { t: 'give', to: joiner, ranges: joinShare(this.host.view.rangesOf(donor)) })
+      const pick = this.donors.pick(this.host.view, this.host.self, new Set(members.alive().filter((p) => p !== joiner)))
+      if (pick !== undefined && pick.donor !== this.host.self) {
+        this.host.send(pick.donor, { t: 'give', to: joiner, ranges: pick.share })
         return
       }
     }
