@@ -473,7 +473,7 @@ export class OwnershipEngine {
     const reason = msg.lost === true ? 'takeover' : 'handoff-in'
     streams.delivered.merge(msg.delivered.map((d) => ({ streamId: d.streamId, vnodes: d.vnodes.intersection(mine) })).filter((d) => !d.vnodes.isEmpty))
     this.host.send(from, { t: 'handoff-ack', version: msg.record.version, ranges: msg.record.ranges })
-    this.announce.handedOff(from, msg.record)
+    if (!gained.isEmpty) this.announce.handedOff(from, msg.record)
     if (this.host.isLeaving() && !gained.isEmpty) {
       // Passed on at once, to a successor alive now: the first one may have left since.
       if (this.leaveTarget === undefined || !members.isAlive(this.leaveTarget)) this.leaveTarget = successorOf(self, members.alive())
