@@ -21,6 +21,8 @@ import { Guesses } from './guesses.ts'
 import { Orphans } from './orphans.ts'
 import { JoinAnnouncer } from './join-announce.ts'
 import { JoinDonors } from './join-donors.ts'
+import { UnackedHandoffs } from './unacked-handoffs.ts'
+import { DeadNotices } from './dead-notices.ts'
 import { numberedBy } from './incarnation-numbers.ts'
 export { MAX_ORPHAN_RECORDS } from './orphans.ts'
 
@@ -83,12 +85,11 @@ export interface OwnershipHost {
 export class OwnershipEngine {
   private ownedValue = IntervalSet.EMPTY
   private leaveTarget: PeerId | undefined
-  /** Hand-offs sent and not yet acknowledged, by receiver (a leaver waits for them). */
-  private readonly handoffsUnacked = new Map<PeerId, number>()
+  /** Hand-offs sent and not yet acknowledged (overlay/unacked-handoffs.ts; a leaver waits for them). */
+  private readonly handoffsUnacked = new UnackedHandoffs()
   /** Peers that joined through this one recently: facts learnt later are passed on to them. */
   private readonly recentJoiners = new Map<PeerId, number>()
-  /** When each dead peer that spoke was last told it is dead (bounded like recentJoiners). */
-  private readonly deadNotices = new Map<PeerId, number>()
+  private readonly deadNotices = new DeadNotices(MAX_RECENT_JOINERS) // overlay/dead-notices.ts
   /** Orphan records this view assigned to other peers, by assignee (overlay/orphans.ts). */
   private readonly orphans = new Orphans()
   /** Peers that left gracefully and whose connection has closed since (they forward nothing any more). */
@@ -208,11 +209,7 @@ export class OwnershipEngine {
     if (done.length === 0) return
     const { view, self, members } = this.host
     for (const c of done) {
-      for (const rec of view.recordsIn(c.record.ranges)) {
-        if (rec.owner === self || !members.isAlive(rec.owner)) continue
-        this.host.send(rec.owner, { t: 'handoff', record: rec, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), rec.ranges), lost: true })
-        this.handoffsUnacked.set(rec.owner, (this.handoffsUnacked.get(rec.owner) ?? 0) + 1)
-      }
+      this.toOwners(c.record.ranges, true)
       const mine = view.partition(c.record.ranges).get(self) ?? IntervalSet.EMPTY
       const gained = mine.difference(this.ownedValue).difference(this.claims.ranges())
       if (!gained.isEmpty) this.setOwned(this.ownedValue.union(gained), 'takeover')
@@ -240,9 +237,7 @@ export class OwnershipEngine {
 
   /** A hand-off this peer sent to `from` was acknowledged. */
   onHandoffAck (from: PeerId): void {
-    const n = (this.handoffsUnacked.get(from) ?? 0) - 1
-    if (n > 0) this.handoffsUnacked.set(from, n)
-    else this.handoffsUnacked.delete(from)
+    this.handoffsUnacked.acked(from)
     this.host.checkLeft()
   }
 
@@ -311,8 +306,8 @@ export class OwnershipEngine {
     this.settle(this.claims.gone(c.peer))
     if (c.after === 'left') this.rehomeOrphansOf(now, c.peer)
     else this.orphans.forget(c.peer)
-    // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed by the successor rule (applyRecord), so a leaver need not wait for it.
-    if (this.handoffsUnacked.delete(c.peer)) this.host.checkLeft()
+    // A hand-off to a dead peer is not waited for (taken over below); one that left may still acknowledge: waited for until its close (connectionLost).
+    if (c.after === 'dead' && this.handoffsUnacked.take(c.peer).length > 0) this.host.checkLeft()
     const wasParent = this.host.trees.peerGone(c.peer, restartedAs !== undefined ? { keepsCheck: (id) => numberedBy(id, restartedAs) } : c.after === 'dead' ? 'dead' : 'left')
     if (c.after === 'dead') {
       this.takeOver(now, c.peer, CLAIM_VERSION_STEP, c.incarnation)
@@ -384,14 +379,15 @@ export class OwnershipEngine {
     if (status === 'alive') this.declareDead(now, peer)
     else if (status === 'left') {
       this.departed.add(peer)
-      // A hand-off sent to it after it left is lost with it (its ranges are re-homed below).
-      if (this.handoffsUnacked.delete(peer)) this.host.checkLeft()
       // Anything still recorded as the leaver's (a hand-off that reached it after it left)
       // would have no owner: the successor rule takes it, as after a crash. Before the
       // streams re-route what the leaver had not acknowledged, so they route it there.
+      const lost = this.handoffsUnacked.take(peer) // hand-offs sent to it after it left: lost with it
       this.takeOver(now, peer, ORPHAN_VERSION_STEP, incarnation)
+      for (const ranges of lost) this.toOwners(ranges, false) // their delivered marks, to the new owners (test/leave-to-leaver)
       this.host.streams.peerGone(peer)
       this.host.trees.peerGone(peer)
+      if (lost.length > 0) this.host.checkLeft()
     }
   }
 
@@ -415,13 +411,18 @@ export class OwnershipEngine {
   noticeDead (now: number, peer: PeerId, msg?: Message): void {
     const disowns = msg?.t === 'tree' ? disownsFor(msg.ops) : []
     if (disowns.length > 0) this.host.send(peer, { t: 'tree', ops: disowns })
-    const last = this.deadNotices.get(peer)
-    if (last !== undefined && now - last < 1000) return
-    this.deadNotices.delete(peer)
-    this.deadNotices.set(peer, now)
-    if (this.deadNotices.size > MAX_RECENT_JOINERS) this.deadNotices.delete(this.deadNotices.keys().next().value as PeerId)
+    if (!this.deadNotices.due(now, peer)) return
     const fact: MemberFact = { peer, incarnation: this.host.members.incarnationOf(peer), status: 'dead' }
     this.host.send(peer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false })
+  }
+
+  /** Sends the delivered marks of `ranges` to the owners the view names there, in hand-offs of their records (`lost`: a yielded claim's). */
+  private toOwners (ranges: IntervalSet, lost: boolean): void {
+    for (const rec of this.host.view.recordsIn(ranges)) {
+      if (rec.owner === this.host.self || !this.host.members.isAlive(rec.owner)) continue
+      this.host.send(rec.owner, { t: 'handoff', record: rec, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), rec.ranges), ...(lost ? { lost } : {}) })
+      this.handoffsUnacked.sent(rec.owner, rec.ranges)
+    }
   }
 
   private handoffTo (to: PeerId, ranges: IntervalSet): void {
@@ -432,7 +433,7 @@ export class OwnershipEngine {
     this.guesses.heard(this.host.view, record)
     const msg: HandoffMessage = { t: 'handoff', record, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), give) }
     this.host.send(to, msg)
-    this.handoffsUnacked.set(to, (this.handoffsUnacked.get(to) ?? 0) + 1)
+    this.handoffsUnacked.sent(to, give)
     this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [record], welcome: false }, to)
     this.setOwned(this.ownedValue.difference(give), 'handoff-out')
   }
