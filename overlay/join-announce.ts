@@ -15,23 +15,55 @@
  * gave it ranges, as it applies it, long before anyone can have noticed a crash of the
  * sender. One fan-out per join and per hand-off. Sans-IO.
  */
+import { successorOf } from '../virtual-nodes/assignment.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
+import type { Membership } from './membership.ts'
 import type { MemberFact, Message } from './messages.ts'
+
+/**
+ * How long a contact passes newly learnt facts on to a peer that joined through it: its
+ * snapshot may miss facts fanned out before the others knew the joiner (a hand-off record).
+ */
+export const JOINER_FORWARD_MS = 30_000
 
 /** What the announcer needs from the peer around it. */
 export interface JoinAnnounceHost {
+  readonly self: PeerId
+  readonly members: Pick<Membership, 'alive'>
   /** Sends `msg` to every live member but this peer and `except`. */
   fanout (msg: Message, except?: PeerId): void
+  send (to: PeerId, msg: Message): void
   vnodeCount (): number
 }
 
 export class JoinAnnouncer {
+  /** The contact that welcomed this peer, while it passes facts on (JOINER_FORWARD_MS). */
+  private contact: { peer: PeerId, until: number } | undefined
+
   constructor (private readonly host: JoinAnnounceHost) {}
 
-  /** `contact` welcomed this peer (`self`: its own alive fact). */
-  welcomed (contact: PeerId, self: MemberFact): void {
+  /** `contact` welcomed this peer at `now` (`self`: its own alive fact). */
+  welcomed (now: number, contact: PeerId, self: MemberFact): void {
+    this.contact = { peer: contact, until: now + JOINER_FORWARD_MS }
     this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [self], records: [], welcome: false }, contact)
+  }
+
+  /**
+   * `peer` died, or left and its connection closed. If it is the contact, still passing facts
+   * on to this joiner, what it would have passed on is asked of another member (`sync`: its
+   * whole view, the successor's among the members alive here): a joiner whose contact crashed
+   * or left just after the welcome missed a hand-off record fanned out while its sender had
+   * not heard of the joiner yet, and its view named the previous owner for good (seeds 1688,
+   * 1838 and 2085 of test/migration-fuzz). Facts fanned out later still, by members that
+   * have not heard of the joiner by then, are missed: a second contact failure.
+   */
+  gone (now: number, peer: PeerId): void {
+    if (this.contact?.peer !== peer) return
+    const due = now <= this.contact.until
+    this.contact = undefined
+    const to = due ? successorOf(this.host.self, this.host.members.alive().filter((p) => p !== peer)) : undefined
+    if (to !== undefined && to !== this.host.self) this.host.send(to, { t: 'sync' })
   }
 
   /** A hand-off from `from` that gave this peer ranges was applied. */

@@ -19,15 +19,14 @@ import type { Streams } from './streams.ts'
 import { PendingClaims, type PendingClaim } from './pending-claims.ts'
 import { Guesses } from './guesses.ts'
 import { Orphans } from './orphans.ts'
-import { JoinAnnouncer } from './join-announce.ts'
+import { JOINER_FORWARD_MS, JoinAnnouncer } from './join-announce.ts'
 import { JoinDonors } from './join-donors.ts'
 import { UnackedHandoffs } from './unacked-handoffs.ts'
 import { DeadNotices } from './dead-notices.ts'
 import { numberedBy } from './incarnation-numbers.ts'
 export { MAX_ORPHAN_RECORDS } from './orphans.ts'
 
-/** How long a contact passes newly learnt facts on to a peer that joined through it. */
-export const JOINER_FORWARD_MS = 30_000
+export { JOINER_FORWARD_MS } from './join-announce.ts'
 
 /**
  * Version steps of ownership records. A hand-off or a crash take-over is a claim and
@@ -303,6 +302,7 @@ export class OwnershipEngine {
     }
     this.host.trees.removeRoot(c.peer, restartedAs !== undefined)
     this.host.memberGone(now, c.peer)
+    if (c.after === 'dead') this.announce.gone(now, c.peer)
     this.settle(this.claims.gone(c.peer))
     if (c.after === 'left') this.rehomeOrphansOf(now, c.peer)
     else this.orphans.forget(c.peer)
@@ -379,9 +379,9 @@ export class OwnershipEngine {
     if (status === 'alive') this.declareDead(now, peer)
     else if (status === 'left') {
       this.departed.add(peer)
-      // Anything still recorded as the leaver's (a hand-off that reached it after it left)
-      // would have no owner: the successor rule takes it, as after a crash. Before the
-      // streams re-route what the leaver had not acknowledged, so they route it there.
+      this.announce.gone(now, peer) // a contact that left forwards nothing from now on
+      // Anything still recorded as the leaver's (a hand-off that reached it after it left) would have no owner: the
+      // successor rule takes it, as after a crash. Before the streams re-route what the leaver had not acknowledged.
       const lost = this.handoffsUnacked.take(peer) // hand-offs sent to it after it left: lost with it
       this.takeOver(now, peer, ORPHAN_VERSION_STEP, incarnation)
       for (const ranges of lost) this.toOwners(ranges, false) // their delivered marks, to the new owners (test/leave-to-leaver)
