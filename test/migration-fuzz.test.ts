@@ -226,7 +226,7 @@ describe('ownership migrations under churn', () => {
     const bad: string[] = []
     for (let s = FROM; s < FROM + TRIALS; s++) { const r = trial(s); if (r !== null) bad.push(r) }
     expect(bad).toEqual([])
-  })
+  }, Math.max(120_000, TRIALS * 500))
 
   it('seeds 1688, 1838 and 2085 (a joiner whose contact crashed or left just after the welcome)', () => {
     expect([1688, 1838, 2085].map((s) => trial(s))).toEqual([null, null, null])
