@@ -306,12 +306,15 @@ export class OwnershipEngine {
     this.settle(this.claims.gone(c.peer))
     if (c.after === 'left') this.rehomeOrphansOf(now, c.peer)
     else this.orphans.forget(c.peer)
-    // A hand-off to a dead peer is not waited for (taken over below); one that left may still acknowledge: waited for until its close (connectionLost).
-    if (c.after === 'dead' && this.handoffsUnacked.take(c.peer).length > 0) this.host.checkLeft()
+    // One that left may still acknowledge a hand-off: waited for until its close (connectionLost). What a dead one was handed is taken over
+    // (below); its delivered marks go to the new owners, as for a leaver's (a leaver may see a peer that left as dead: cascaded leaves).
+    const unacked = c.after === 'dead' ? this.handoffsUnacked.take(c.peer) : []
     const wasParent = this.host.trees.peerGone(c.peer, restartedAs !== undefined ? { keepsCheck: (id) => numberedBy(id, restartedAs) } : c.after === 'dead' ? 'dead' : 'left')
     if (c.after === 'dead') {
       this.takeOver(now, c.peer, CLAIM_VERSION_STEP, c.incarnation)
+      for (const ranges of unacked) this.toOwners(ranges, false)
       this.host.streams.peerGone(c.peer)
+      if (unacked.length > 0) this.host.checkLeft()
     }
     if (wasParent && this.host.isRunning()) this.host.triggerProbing(now)
   }
@@ -443,17 +446,14 @@ export class OwnershipEngine {
     const { members, view, self, streams } = this.host
     view.apply(msg.record)
     this.guesses.heard(this.host.view, msg.record)
-    // Where the sender still owns what it just gave, its record lost a tie here: survivors
-    // that saw two crashes in different orders gave the same range different versions (one
-    // +1000 per take-over), and the sender's +1000 can equal a version another view already
-    // gave the sender itself. Left so, the range would be owned by nobody (the sender gave
-    // it away in its own view). The sender's word is final: claim it above every version
-    // known here, and tell everyone.
-    // Likewise where the record lost to a successor this view guessed itself (see
-    // `guesses`): a snapshot that was stale, then restarts learnt one after the other, can
-    // stack guesses above the versions of the real claims. The sender held it; a guess
-    // named a peer that may not even know. Not where the hand-off is no newer than the
-    // record the guess replaced: then it is a late one, about a range that moved since.
+    // Where the sender still owns what it just gave, its record lost a tie here: survivors that saw two crashes in different
+    // orders gave the same range different versions (one +1000 per take-over), and the sender's +1000 can equal a version
+    // another view already gave the sender itself. Left so, the range would be owned by nobody (the sender gave it away in
+    // its own view). The sender's word is final: claim it above every version known here, and tell everyone.
+    // Likewise where the record lost to a successor this view guessed itself (see `guesses`): a snapshot that was stale,
+    // then restarts learnt one after the other, can stack guesses above the versions of the real claims. The sender held it;
+    // a guess named a peer that may not even know. Not where the hand-off is no newer than the record the guess replaced:
+    // then it is a late one, about a range that moved since.
     const guessedBefore = this.guesses.below(msg.record.version)
     let reclaim = IntervalSet.EMPTY
     for (const [owner, part] of view.partition(msg.record.ranges)) {
