@@ -32,7 +32,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { MAX_CHECK_PATH, type ProbeTreeEntry, type TreeEntry, type TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
-import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, lockKey, noParentMetric, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
+import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, holdDisowned, isLeaf, lockKey, noParentMetric, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
 import type { TreeHost, TreeStats } from './tree-host.ts'
 import { hasEntries, judgeEntryLinks, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries, withEntries } from './tree-entries.ts'
@@ -261,7 +261,7 @@ export class TreeTable {
       case 'check': return this.onCheck(now, st, op)
       case 'result': return this.onResult(now, st, op)
       case 'adopt':
-        if (st === undefined) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); return }
+        if (st === undefined) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); holdDisowned(this.tombstones[op.kind], op.root, from, MAX_TOMBSTONES); return }
         st.children.set(from, op.reach)
         st.childBw.set(from, op.bw)
         setChildEntries(st, from, op.entries)
