@@ -441,7 +441,7 @@ export class TreecastCore {
     if (msg.members.some((f) => f.peer === this.self && f.status !== 'alive' && f.incarnation < this.incarnation)) this.fullChecksUntilMs = now + this.config.failureDetectionTimeoutMs
     this.members.apply({ peer: this.self, incarnation: this.incarnation, status: 'alive' })
     this.stateValue = 'running'
-    this.ownership.announce.welcomed(from, { peer: this.self, incarnation: this.incarnation, status: 'alive' })
+    this.ownership.announce.welcomed(now, from, { peer: this.self, incarnation: this.incarnation, status: 'alive' })
     for (const p of this.members.alive()) this.trees.ensureRoot(p)
     this.out.push({ type: 'joined' })
     this.probing.trigger(now)

@@ -8,7 +8,7 @@
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipMap, OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
-import { joinShare, mostLoaded, successorOf } from '../virtual-nodes/assignment.ts'
+import { joinShare, successorOf } from '../virtual-nodes/assignment.ts'
 import { deliveredWithin } from '../virtual-nodes/handoff.ts'
 import type { TreeTable } from '../trees/tree-table.ts'
 import { disownsFor } from '../trees/tree-ops.ts'
@@ -19,12 +19,14 @@ import type { Streams } from './streams.ts'
 import { PendingClaims, type PendingClaim } from './pending-claims.ts'
 import { Guesses } from './guesses.ts'
 import { Orphans } from './orphans.ts'
-import { JoinAnnouncer } from './join-announce.ts'
+import { JOINER_FORWARD_MS, JoinAnnouncer } from './join-announce.ts'
+import { JoinDonors } from './join-donors.ts'
+import { UnackedHandoffs } from './unacked-handoffs.ts'
+import { DeadNotices } from './dead-notices.ts'
 import { numberedBy } from './incarnation-numbers.ts'
 export { MAX_ORPHAN_RECORDS } from './orphans.ts'
 
-/** How long a contact passes newly learnt facts on to a peer that joined through it. */
-export const JOINER_FORWARD_MS = 30_000
+export { JOINER_FORWARD_MS } from './join-announce.ts'
 
 /**
  * Version steps of ownership records. A hand-off or a crash take-over is a claim and
@@ -82,12 +84,11 @@ export interface OwnershipHost {
 export class OwnershipEngine {
   private ownedValue = IntervalSet.EMPTY
   private leaveTarget: PeerId | undefined
-  /** Hand-offs sent and not yet acknowledged, by receiver (a leaver waits for them). */
-  private readonly handoffsUnacked = new Map<PeerId, number>()
+  /** Hand-offs sent and not yet acknowledged (overlay/unacked-handoffs.ts; a leaver waits for them). */
+  private readonly handoffsUnacked = new UnackedHandoffs()
   /** Peers that joined through this one recently: facts learnt later are passed on to them. */
   private readonly recentJoiners = new Map<PeerId, number>()
-  /** When each dead peer that spoke was last told it is dead (bounded like recentJoiners). */
-  private readonly deadNotices = new Map<PeerId, number>()
+  private readonly deadNotices = new DeadNotices(MAX_RECENT_JOINERS) // overlay/dead-notices.ts
   /** Orphan records this view assigned to other peers, by assignee (overlay/orphans.ts). */
   private readonly orphans = new Orphans()
   /** Peers that left gracefully and whose connection has closed since (they forward nothing any more). */
@@ -96,6 +97,7 @@ export class OwnershipEngine {
   private readonly guesses = new Guesses()
   /** This peer's take-overs waiting for the members' answers before it owns them. */
   private readonly claims = new PendingClaims()
+  private readonly donors = new JoinDonors() // shares asked of donors for joiners (most-loaded)
 
   /** A joiner's own announcements (overlay/join-announce.ts). */
   readonly announce: JoinAnnouncer
@@ -150,9 +152,9 @@ export class OwnershipEngine {
       return
     }
     if (this.host.joinPolicy === 'most-loaded') {
-      const donor = mostLoaded(this.host.view.loads(), new Set(members.alive().filter((p) => p !== joiner)))
-      if (donor !== undefined && donor !== this.host.self) {
-        this.host.send(donor, { t: 'give', to: joiner, ranges: joinShare(this.host.view.rangesOf(donor)) })
+      const pick = this.donors.pick(this.host.view, this.host.self, new Set(members.alive().filter((p) => p !== joiner)))
+      if (pick !== undefined && pick.donor !== this.host.self) {
+        this.host.send(pick.donor, { t: 'give', to: joiner, ranges: pick.share })
         return
       }
     }
@@ -206,11 +208,7 @@ export class OwnershipEngine {
     if (done.length === 0) return
     const { view, self, members } = this.host
     for (const c of done) {
-      for (const rec of view.recordsIn(c.record.ranges)) {
-        if (rec.owner === self || !members.isAlive(rec.owner)) continue
-        this.host.send(rec.owner, { t: 'handoff', record: rec, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), rec.ranges), lost: true })
-        this.handoffsUnacked.set(rec.owner, (this.handoffsUnacked.get(rec.owner) ?? 0) + 1)
-      }
+      this.toOwners(c.record.ranges, true)
       const mine = view.partition(c.record.ranges).get(self) ?? IntervalSet.EMPTY
       const gained = mine.difference(this.ownedValue).difference(this.claims.ranges())
       if (!gained.isEmpty) this.setOwned(this.ownedValue.union(gained), 'takeover')
@@ -238,9 +236,7 @@ export class OwnershipEngine {
 
   /** A hand-off this peer sent to `from` was acknowledged. */
   onHandoffAck (from: PeerId): void {
-    const n = (this.handoffsUnacked.get(from) ?? 0) - 1
-    if (n > 0) this.handoffsUnacked.set(from, n)
-    else this.handoffsUnacked.delete(from)
+    this.handoffsUnacked.acked(from)
     this.host.checkLeft()
   }
 
@@ -306,15 +302,19 @@ export class OwnershipEngine {
     }
     this.host.trees.removeRoot(c.peer)
     this.host.memberGone(now, c.peer)
+    if (c.after === 'dead') this.announce.gone(now, c.peer)
     this.settle(this.claims.gone(c.peer))
     if (c.after === 'left') this.rehomeOrphansOf(now, c.peer)
     else this.orphans.forget(c.peer)
-    // A hand-off to a peer that has gone will not be acknowledged; its ranges are re-homed by the successor rule (applyRecord), so a leaver need not wait for it.
-    if (this.handoffsUnacked.delete(c.peer)) this.host.checkLeft()
+    // One that left may still acknowledge a hand-off: waited for until its close (connectionLost). What a dead one was handed is taken over
+    // (below); its delivered marks go to the new owners, as for a leaver's (a leaver may see a peer that left as dead: cascaded leaves).
+    const unacked = c.after === 'dead' ? this.handoffsUnacked.take(c.peer) : []
     const wasParent = this.host.trees.peerGone(c.peer, restartedAs !== undefined ? { keepsCheck: (id) => numberedBy(id, restartedAs) } : c.after === 'dead' ? 'dead' : 'left')
     if (c.after === 'dead') {
       this.takeOver(now, c.peer, CLAIM_VERSION_STEP, c.incarnation)
+      for (const ranges of unacked) this.toOwners(ranges, false)
       this.host.streams.peerGone(c.peer)
+      if (unacked.length > 0) this.host.checkLeft()
     }
     if (wasParent && this.host.isRunning()) this.host.triggerProbing(now)
   }
@@ -382,14 +382,15 @@ export class OwnershipEngine {
     if (status === 'alive') this.declareDead(now, peer)
     else if (status === 'left') {
       this.departed.add(peer)
-      // A hand-off sent to it after it left is lost with it (its ranges are re-homed below).
-      if (this.handoffsUnacked.delete(peer)) this.host.checkLeft()
-      // Anything still recorded as the leaver's (a hand-off that reached it after it left)
-      // would have no owner: the successor rule takes it, as after a crash. Before the
-      // streams re-route what the leaver had not acknowledged, so they route it there.
+      this.announce.gone(now, peer) // a contact that left forwards nothing from now on
+      // Anything still recorded as the leaver's (a hand-off that reached it after it left) would have no owner: the
+      // successor rule takes it, as after a crash. Before the streams re-route what the leaver had not acknowledged.
+      const lost = this.handoffsUnacked.take(peer) // hand-offs sent to it after it left: lost with it
       this.takeOver(now, peer, ORPHAN_VERSION_STEP, incarnation)
+      for (const ranges of lost) this.toOwners(ranges, false) // their delivered marks, to the new owners (test/leave-to-leaver)
       this.host.streams.peerGone(peer)
       this.host.trees.peerGone(peer)
+      if (lost.length > 0) this.host.checkLeft()
     }
   }
 
@@ -413,13 +414,18 @@ export class OwnershipEngine {
   noticeDead (now: number, peer: PeerId, msg?: Message): void {
     const disowns = msg?.t === 'tree' ? disownsFor(msg.ops) : []
     if (disowns.length > 0) this.host.send(peer, { t: 'tree', ops: disowns })
-    const last = this.deadNotices.get(peer)
-    if (last !== undefined && now - last < 1000) return
-    this.deadNotices.delete(peer)
-    this.deadNotices.set(peer, now)
-    if (this.deadNotices.size > MAX_RECENT_JOINERS) this.deadNotices.delete(this.deadNotices.keys().next().value as PeerId)
+    if (!this.deadNotices.due(now, peer)) return
     const fact: MemberFact = { peer, incarnation: this.host.members.incarnationOf(peer), status: 'dead' }
     this.host.send(peer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false })
+  }
+
+  /** Sends the delivered marks of `ranges` to the owners the view names there, in hand-offs of their records (`lost`: a yielded claim's). */
+  private toOwners (ranges: IntervalSet, lost: boolean): void {
+    for (const rec of this.host.view.recordsIn(ranges)) {
+      if (rec.owner === this.host.self || !this.host.members.isAlive(rec.owner)) continue
+      this.host.send(rec.owner, { t: 'handoff', record: rec, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), rec.ranges), ...(lost ? { lost } : {}) })
+      this.handoffsUnacked.sent(rec.owner, rec.ranges)
+    }
   }
 
   private handoffTo (to: PeerId, ranges: IntervalSet): void {
@@ -430,7 +436,7 @@ export class OwnershipEngine {
     this.guesses.heard(this.host.view, record)
     const msg: HandoffMessage = { t: 'handoff', record, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), give) }
     this.host.send(to, msg)
-    this.handoffsUnacked.set(to, (this.handoffsUnacked.get(to) ?? 0) + 1)
+    this.handoffsUnacked.sent(to, give)
     this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [record], welcome: false }, to)
     this.setOwned(this.ownedValue.difference(give), 'handoff-out')
   }
@@ -440,17 +446,14 @@ export class OwnershipEngine {
     const { members, view, self, streams } = this.host
     view.apply(msg.record)
     this.guesses.heard(this.host.view, msg.record)
-    // Where the sender still owns what it just gave, its record lost a tie here: survivors
-    // that saw two crashes in different orders gave the same range different versions (one
-    // +1000 per take-over), and the sender's +1000 can equal a version another view already
-    // gave the sender itself. Left so, the range would be owned by nobody (the sender gave
-    // it away in its own view). The sender's word is final: claim it above every version
-    // known here, and tell everyone.
-    // Likewise where the record lost to a successor this view guessed itself (see
-    // `guesses`): a snapshot that was stale, then restarts learnt one after the other, can
-    // stack guesses above the versions of the real claims. The sender held it; a guess
-    // named a peer that may not even know. Not where the hand-off is no newer than the
-    // record the guess replaced: then it is a late one, about a range that moved since.
+    // Where the sender still owns what it just gave, its record lost a tie here: survivors that saw two crashes in different
+    // orders gave the same range different versions (one +1000 per take-over), and the sender's +1000 can equal a version
+    // another view already gave the sender itself. Left so, the range would be owned by nobody (the sender gave it away in
+    // its own view). The sender's word is final: claim it above every version known here, and tell everyone.
+    // Likewise where the record lost to a successor this view guessed itself (see `guesses`): a snapshot that was stale,
+    // then restarts learnt one after the other, can stack guesses above the versions of the real claims. The sender held it;
+    // a guess named a peer that may not even know. Not where the hand-off is no newer than the record the guess replaced:
+    // then it is a late one, about a range that moved since.
     const guessedBefore = this.guesses.below(msg.record.version)
     let reclaim = IntervalSet.EMPTY
     for (const [owner, part] of view.partition(msg.record.ranges)) {
@@ -469,12 +472,9 @@ export class OwnershipEngine {
     // also what is owned already, so a hand-off that comes after a yielded claim's still counts.
     const gained = mine.difference(this.ownedValue).difference(this.claims.ranges())
     const reason = msg.lost === true ? 'takeover' : 'handoff-in'
-    for (const d of msg.delivered) {
-      const part = d.vnodes.intersection(mine)
-      if (!part.isEmpty) streams.delivered.set(d.streamId, streams.delivered.get(d.streamId).union(part))
-    }
+    streams.delivered.merge(msg.delivered.map((d) => ({ streamId: d.streamId, vnodes: d.vnodes.intersection(mine) })).filter((d) => !d.vnodes.isEmpty))
     this.host.send(from, { t: 'handoff-ack', version: msg.record.version, ranges: msg.record.ranges })
-    this.announce.handedOff(from, msg.record)
+    if (!gained.isEmpty) this.announce.handedOff(from, msg.record)
     if (this.host.isLeaving() && !gained.isEmpty) {
       // Passed on at once, to a successor alive now: the first one may have left since.
       if (this.leaveTarget === undefined || !members.isAlive(this.leaveTarget)) this.leaveTarget = successorOf(self, members.alive())

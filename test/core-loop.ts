@@ -77,11 +77,16 @@ export class Loop {
   private seq = 0
   private readonly linkFree = new Map<string, number>()
   private readonly names: PeerId[] = []
+  /** What each core owns as of its last ownership output (the invariant checks of `after`). */
+  private readonly ownedNow = new Map<PeerId, IntervalSet>()
+  /** Senders told of an unreachable peer (`unreachable`), by `from>to#incarnation`. */
+  private readonly toldDown = new Map<string, TreecastCore>()
 
   constructor (readonly opts: LoopOptions = {}) {}
 
   create (name: PeerId): TreecastCore {
     this.names.push(name)
+    this.ownedNow.delete(name)
     const core = new TreecastCore({
       self: name,
       random: mulberry32(this.names.length * 7919),
@@ -174,7 +179,8 @@ export class Loop {
     expect(this.violations).toEqual([])
   }
 
-  private schedule (at: number, run: () => void): void {
+  /** Runs `run` at `at` (virtual time), after what is due before. */
+  schedule (at: number, run: () => void): void {
     const e = { at, seq: this.seq++, run }
     let i = this.events.length
     while (i > 0) {
@@ -217,7 +223,9 @@ export class Loop {
     for (const out of outs) {
       if (out.type === 'send') { this.send(name, out.to, out.message); continue }
       this.log.push({ at: this.now, peer: name, out })
-      if (out.type === 'deliver' && out.mode !== 'direct' && !core.ownedSet.containsAll(out.vnodes)) {
+      // Against what it owned at that point of its outputs: one input may take ranges over, deliver there and hand them on.
+      if (out.type === 'ownership') this.ownedNow.set(name, out.owned)
+      if (out.type === 'deliver' && out.mode !== 'direct' && !(this.ownedNow.get(name) ?? IntervalSet.EMPTY).containsAll(out.vnodes)) {
         this.violations.push(`t=${this.now} ${name} delivered ${out.vnodes.toString()} of ${out.id} without owning them`)
       }
       if (out === lastOwnership && out.type === 'ownership' && !out.owned.equals(core.ownedSet)) {
@@ -226,10 +234,12 @@ export class Loop {
       if (out.type === 'left') {
         // The driver closes its connections once the core says it may: each peer sees the
         // close after whatever was already sent to it on that connection (TCP order).
+        // The close is that incarnation's (a restart under the name may have joined by then), as the node says.
+        const inc = core.members.incarnationOf(name)
         for (const n of this.cores.keys()) {
           if (n === name) continue
           const at = Math.max(this.now + 1, (this.linkFree.get(`${name}>${n}`) ?? 0) + 0.001)
-          this.schedule(at, () => { if (!this.down.has(n)) this.input(n, (c) => c.peerDown(this.now, name)) })
+          this.schedule(at, () => { if (!this.down.has(n)) this.input(n, (c) => c.peerDown(this.now, name, inc)) })
         }
         this.gracefullyGone.add(name)
       }
@@ -250,6 +260,22 @@ export class Loop {
     }
   }
 
+  /**
+   * A message from `from` to a peer that crashed or left: as the node's failed dial does,
+   * `from` is told the peer is down (once per incarnation; it may have joined after the close
+   * that the others saw, or not been told of it yet).
+   */
+  private unreachable (from: PeerId, to: PeerId): void {
+    const gone = this.cores.get(to)
+    const sender = this.cores.get(from)
+    if (gone === undefined || sender === undefined) return
+    const inc = gone.members.incarnationOf(to)
+    const key = `${from}>${to}#${inc}`
+    if (this.toldDown.get(key) === sender) return
+    this.toldDown.set(key, sender)
+    this.schedule(this.now + 1, () => { if (!this.down.has(from) && this.cores.get(from) === sender) this.input(from, (c) => c.peerDown(this.now, to, inc)) })
+  }
+
   private peerDownEverywhere (gone: PeerId): void {
     for (const n of this.cores.keys()) {
       if (n === gone || this.down.has(n)) continue
@@ -265,10 +291,14 @@ export class Loop {
     const key = `${from}>${to}`
     const at = Math.max(this.now + this.latency(from, to) + bytes / BYTES_PER_MS, this.linkFree.get(key) ?? 0)
     this.linkFree.set(key, at)
+    // A restart (a new core under the name) loses what was in flight from or to the one before.
+    const sender = this.cores.get(from)
+    const receiver = this.cores.get(to)
     this.schedule(at, () => {
-      if (this.down.has(from) || this.down.has(to) || this.gracefullyGone.has(to)) return
+      if (this.down.has(from) || this.cores.get(from) !== sender) return
+      if (this.down.has(to) || this.gracefullyGone.has(to)) { this.unreachable(from, to); return }
       const c = this.cores.get(to)
-      if (c === undefined) return
+      if (c === undefined || (receiver !== undefined && c !== receiver)) return
       this.input(to, (core) => core.handle(this.now, from, m))
     })
   }

@@ -303,3 +303,20 @@ export function latMetricsDue (st: TreeState): PeerId[] {
   }
   return due
 }
+
+/**
+ * A peer committed under this one in a tree this peer does not hold (dropped: its root died
+ * or left) and was disowned: until it answers (its detach), it may still point here, so the
+ * key waits in the root's tombstone (made if needed, at most `max` kept) and a tree remade
+ * for that root is no leaf meanwhile. Its check's unlock came just before the adopt and
+ * freed the last lock there, so nothing held the tree still.
+ */
+export function holdDisowned (tombs: Map<PeerId, Tombstone>, root: PeerId, child: PeerId, max: number): void {
+  let tomb = tombs.get(root)
+  if (tomb === undefined) {
+    if (tombs.size >= max) tombs.delete(tombs.keys().next().value as PeerId)
+    tomb = { locks: new Map(), unanswered: new Map() }
+    tombs.set(root, tomb)
+  }
+  tomb.unanswered.set(childKey(child), child)
+}

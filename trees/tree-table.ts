@@ -32,7 +32,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { MAX_CHECK_PATH, type ProbeTreeEntry, type TreeEntry, type TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
-import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, latMetricsDue, lockKey, noParentMetric, noteToldDist, pendingUnlock, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
+import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, holdDisowned, isLeaf, latMetricsDue, lockKey, noParentMetric, noteToldDist, pendingUnlock, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
 import { LateAdopts } from './late-adopts.ts'
 import type { TreeHost, TreeStats } from './tree-host.ts'
@@ -261,7 +261,11 @@ export class TreeTable {
       case 'check': return this.onCheck(now, st, op)
       case 'result': return this.onResult(now, st, op)
       case 'adopt':
-        if (st === undefined || this.lateAdopts.isLate(from) || !this.host.isAlive(from)) { this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root }); return }
+        if (st === undefined || this.lateAdopts.isLate(from) || !this.host.isAlive(from)) {
+          this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root })
+          if (st === undefined && this.host.isAlive(from) && !this.lateAdopts.isLate(from)) holdDisowned(this.tombstones[op.kind], op.root, from, MAX_TOMBSTONES) // it may still point here
+          return
+        }
         st.children.set(from, op.reach)
         st.childBw.set(from, op.bw)
         setChildEntries(st, from, op.entries)
@@ -392,13 +396,10 @@ export class TreeTable {
     this.host.sendOp(cand, short ? { ...check, short: true } : check)
   }
 
+  /** A check through this peer. None is locked for a gone origin: it would never answer, and the lock would stay unanswered (no leaf again). */
   private onCheck (now: number, st: TreeState | undefined, op: Extract<TreeOp, { op: 'check' }>): void {
     const self = this.host.self
-    const reject = (): void => {
-      this.stats.checksRejected++
-      this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: false, dist: 0, path: op.path })
-    }
-    // No lock for a gone origin: it would never answer, and its lock would be held unanswered for ever (no leaf again).
+    const reject = (): void => { this.stats.checksRejected++; this.host.sendOp(op.origin, { op: 'result', kind: op.kind, root: op.root, id: op.id, ok: false, dist: 0, path: op.path }) }
     if (op.origin === self || !this.host.isAlive(op.origin)) { reject(); return }
     const candidate = op.path.length === 0
     // A full bandwidth-tree parent (children and adoptions under way) refuses more.
