@@ -11,6 +11,17 @@ import { detourRoots, isDetour } from '../trees/detours.ts'
 import { TREE_KINDS } from '../trees/tree-kind.ts'
 import { TreeNet, attractive } from './tree-net.ts'
 
+/** After the lock timeout (a probe of r judged at 1000 ms expires locks, and moves nothing), `peer` holds no lock and waits for no answer in r's trees. */
+function expectFree (net: TreeNet, peer: string): void {
+  net.now = 1000
+  expect(net.judge(peer, 'r', 1, 1e6)).toBe(0)
+  for (const kind of TREE_KINDS) {
+    const st = net.t(peer).get(kind, 'r')
+    expect(st?.locks.size).toBe(0)
+    expect(st?.unanswered.size).toBe(0)
+  }
+}
+
 describe('TreeTable: locks of a peer that is gone', () => {
   it('are dropped at once, so the tree can change again without waiting for the lock timeout', () => {
     const net = new TreeNet(['r', 'a', 'b', 'c'], 4000)
@@ -41,13 +52,7 @@ describe('TreeTable: locks of a peer that is gone', () => {
     net.links.set('r>x', [])
     net.drain()
     // c took x's check as its candidate; after the lock timeout it holds nothing for x: still a leaf.
-    net.now = 1000
-    expect(net.judge('c', 'r', 1, 1e6)).toBe(0)
-    for (const kind of TREE_KINDS) {
-      const st = net.t('c').get(kind, 'r')
-      expect(st?.locks.size).toBe(0)
-      expect(st?.unanswered.size).toBe(0)
-    }
+    expectFree(net, 'c')
   })
 
   it('of a change pending towards a peer heard of as dead are released: it may be a newer incarnation, which took the check', () => {
@@ -61,13 +66,7 @@ describe('TreeTable: locks of a peer that is gone', () => {
     net.deliverAll('c>x')
     net.alive.add('c')
     net.drain()
-    net.now = 1000
-    expect(net.judge('c', 'r', 1, 1e6)).toBe(0)
-    for (const kind of TREE_KINDS) {
-      const st = net.t('c').get(kind, 'r')
-      expect(st?.locks.size).toBe(0)
-      expect(st?.unanswered.size).toBe(0)
-    }
+    expectFree(net, 'c')
   })
 
   it('are not taken when its check arrives after it is known gone (it would never answer: no leaf again)', () => {
@@ -80,13 +79,7 @@ describe('TreeTable: locks of a peer that is gone', () => {
     net.t('a').peerGone('x', 'left')
     net.deliverAll('x>a')
     // a holds nothing for x, then or after the lock timeout: still a leaf.
-    net.now = 1000
-    expect(net.judge('a', 'r', 1, 1e6)).toBe(0)
-    for (const kind of TREE_KINDS) {
-      const st = net.t('a').get(kind, 'r')
-      expect(st?.locks.size).toBe(0)
-      expect(st?.unanswered.size).toBe(0)
-    }
+    expectFree(net, 'a')
   })
 })
 
