@@ -294,7 +294,7 @@ export class OwnershipEngine {
     if (c.after === 'alive') {
       // A member learnt of while a claim waits may hold its ranges already (a joiner given them): it is asked too, and waited for.
       for (const rec of this.claims.awaitAlso(c.peer)) this.host.send(c.peer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [rec], welcome: false, claim: true })
-      this.departed.delete(c.peer)
+      if (!this.departed.delete(c.peer) && c.before === 'left') this.host.streams.peerGone(c.peer) // the leaver's close unseen (test/migration-fuzz 3846): send again what it never acknowledged
       this.orphans.forget(c.peer)
       this.host.trees.ensureRoot(c.peer)
       if (this.host.isRunning()) this.host.triggerProbing(now)
