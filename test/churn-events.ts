@@ -21,7 +21,16 @@ export function churnEvents (loop: Loop, rnd: () => number, others: readonly str
     const victim = others[Math.floor(rnd() * others.length)] as string
     const at = rnd() * spreadMs
     if (kind < 0.33) {
-      events.push({ at, run: () => { const j = `j${joiners++}`; loop.create(j); loop.input(j, (c) => c.join(loop.now, victim)) } })
+      events.push({
+        at,
+        run: () => {
+          const j = `j${joiners++}`
+          const core = loop.create(j)
+          loop.input(j, (c) => c.join(loop.now, victim))
+          // As the node does (joinTimeoutMs, 30 s; shorter here): a joiner still joining after 2 s (its contact crashed before the welcome) drops its core and connections.
+          loop.schedule(loop.now + 2000, () => { if (loop.cores.get(j) === core && core.state === 'joining' && !loop.down.has(j)) loop.crash(j) })
+        }
+      })
     } else if (!used.has(victim)) {
       used.add(victim)
       if (kind < 0.66) events.push({ at, run: () => { if (!loop.down.has(victim) && loop.core(victim).state === 'running') loop.input(victim, (c) => c.leave(loop.now)) } })
