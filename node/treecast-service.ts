@@ -52,7 +52,6 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
   private timer: ReturnType<typeof setTimeout> | undefined
   private timerAt = Infinity
   private started = false
-  private joinContact: string | undefined
   private readonly t0 = performance.now()
   private measurements: Measurements | undefined
   private readonly pending = new Pending()
@@ -179,7 +178,6 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     const core = this.core()
     if (core.state !== 'idle') throw new AlreadyMemberError(`cannot join in state ${core.state}`)
     const joined = this.pending.wait('joined', this.init.joinTimeoutMs ?? 30_000, () => new JoinFailedError(`no answer from ${to}`))
-    this.joinContact = to
     try {
       core.join(this.now(), to, { incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}), ...(opts.wantOf !== undefined ? { wantOf: opts.wantOf } : {}) })
     } catch (err) {
@@ -338,7 +336,8 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
 
   private onPeerDown (peer: string, inc: number | undefined): void {
     if (!this.started) return
-    if (this.coreValue?.state === 'joining' && peer === this.joinContact) {
+    // The contact, or where a leaving contact sent this join (overlay/join-attempt.ts).
+    if (this.coreValue?.state === 'joining' && peer === this.coreValue.joiningThrough) {
       this.pending.reject('joined', new JoinFailedError(`cannot reach ${peer}; join() again through another contact`))
       return
     }
@@ -467,7 +466,6 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     this.timerAt = Infinity
     this.links.forgetAll()
     this.coreValue = undefined
-    this.joinContact = undefined
     this.incarnation = Math.max(Date.now(), this.incarnation + 1)
   }
 

@@ -388,6 +388,7 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     const claim = own(o, 'claim')
     return claim === undefined ? msg : { ...msg, claim: f.bool(claim, 'claim') }
   },
+  'join-elsewhere': (o, f) => ({ t: 'join-elsewhere', to: f.peer(own(o, 'to'), 'to') }),
   give: (o, f) => ({ t: 'give', to: f.peer(own(o, 'to'), 'to'), ranges: f.set(own(o, 'ranges'), 'ranges') }),
   handoff: (o, f) => {
     const msg = {

@@ -136,6 +136,7 @@ function fieldsWire (msg: Message): Record<string, unknown> {
       ...(msg.claim === true ? { claim: true } : {})
     }
     case 'give': return { to: msg.to, ranges: setBytes(msg.ranges) }
+    case 'join-elsewhere': return { to: msg.to }
     case 'handoff': return { record: recordWire(msg.record), delivered: msg.delivered.map((d) => [d.streamId, setBytes(d.vnodes)]), ...(msg.lost === true ? { lost: true } : {}) }
     case 'handoff-ack':
     case 'claim-ack': return { version: msg.version, ranges: setBytes(msg.ranges) }
@@ -301,6 +302,7 @@ function fieldsSize (msg: Message): number {
       str('members') + list(msg.members, (m) => 1 + str(m.peer) + num(m.incarnation) + str(m.status)) +
       str('records') + list(msg.records, recordSize) + (msg.claim === true ? kbool('claim') : 0)
     case 'give': return ks('to', msg.to) + kset('ranges', msg.ranges)
+    case 'join-elsewhere': return ks('to', msg.to)
     case 'handoff': return str('record') + recordSize(msg.record) +
       str('delivered') + list(msg.delivered, (d) => 1 + str(d.streamId) + set(d.vnodes)) + (msg.lost === true ? kbool('lost') : 0)
     case 'handoff-ack':

@@ -32,6 +32,7 @@ import { chunkPayload } from './payload.ts'
 import { Probing } from './probing.ts'
 import { Liveness } from './liveness.ts'
 import { PreJoinBuffer } from './pre-join-buffer.ts'
+import { JoinAttempt, joinMessage } from './join-attempt.ts'
 import { Suspects } from './suspects.ts'
 import { TreeOutbox } from './tree-outbox.ts'
 import { firstNumberOf } from './incarnation-numbers.ts'
@@ -65,8 +66,8 @@ export class TreecastCore {
   private incarnation = 0
   /** Until then a leaf's parent changes use full checks: this incarnation restarted before the last one's crash was noticed (onWelcome). */
   private fullChecksUntilMs = -Infinity
-  /** The peer this core asked to join through. */
-  private joinContact: PeerId | undefined
+  /** The join under way (its contact changes when a leaving contact redirects it). */
+  private joinAttempt: JoinAttempt | undefined
   private stateValue: CoreState = 'idle'
   private now = 0
   private readonly liveness: Liveness
@@ -90,10 +91,8 @@ export class TreecastCore {
       isAlive: (p) => this.members.isAlive(p),
       sendOp: (to, op) => { this.treeOutbox.add(to, op) },
       parentChanged: (kind, root, parent) => { this.out.push({ type: 'tree', kind, root, parent }) },
-      latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) },
-      treeNews: () => { this.probing.news(this.now) },
-      farRttMs: () => this.probing.linkFarRttMs(),
-      isTreeRoot: (p) => isTreeRoot(p, this.config.treeRootStride),
+      latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) }, treeNews: () => { this.probing.news(this.now) },
+      farRttMs: () => this.probing.linkFarRttMs(), isTreeRoot: (p) => isTreeRoot(p, this.config.treeRootStride),
       mayShortCheck: (now) => now >= this.fullChecksUntilMs,
       parentLost: (now) => { if (this.stateValue === 'running') this.probing.trigger(now) }
     }, this.config.lockTimeoutMs, this.config.tieTolerance, this.config.bwMaxChildren)
@@ -171,11 +170,8 @@ export class TreecastCore {
     this.suspects = new Suspects(this.config.suspectGraceMs, (at, peer) => this.timers.add(at, 'suspect', peer))
     this.liveness = new Liveness({
       awaited: () => [...this.streams.awaitedPeers(), ...this.reductions.awaitedPeers()], // unacknowledged data, partials under way
-      ping: (peer) => this.send(peer, { t: 'ping', nonce: 0 }),
-      declareDead: (now, peer) => this.ownership.declareDead(now, peer),
-      setTimer: (at) => this.timers.add(at, 'liveness'),
-      heardAt: (peer) => this.members.heardAt(peer),
-      setHeardAt: (peer, now) => this.members.setHeardAt(peer, now)
+      ping: (peer) => this.send(peer, { t: 'ping', nonce: 0 }), declareDead: (now, peer) => this.ownership.declareDead(now, peer),
+      setTimer: (at) => this.timers.add(at, 'liveness'), heardAt: (peer) => this.members.heardAt(peer), setHeardAt: (peer, now) => this.members.setHeardAt(peer, now)
     }, this.config.failureDetectionTimeoutMs)
   }
 
@@ -187,11 +183,11 @@ export class TreecastCore {
   /** True while this peer probes because of a recent membership change (steady probes do not count). */
   get isProbing (): boolean { return this.probing.isProbing }
   get probesStarted (): number { return this.probing.started }
+  /** While joining: the member whose welcome this peer waits for (the contact, or where a leaving contact sent it). */
+  get joiningThrough (): PeerId | undefined { return this.stateValue === 'joining' ? this.joinAttempt?.contact : undefined }
 
   /** Takes the outputs produced since the last call. */
-  takeOutputs (): Output[] {
-    const o = this.out; this.out = []; return o
-  }
+  takeOutputs (): Output[] { const o = this.out; this.out = []; return o }
 
   /** When the driver should call `handleTimeout` next. */
   nextTimeoutAt (): number | undefined { return this.timers.nextAt() }
@@ -221,15 +217,13 @@ export class TreecastCore {
   /** Joins an overlay through `contact`, optionally asking for exact ranges (`wantOf`: of an overlay of that many virtual nodes, else ignored). */
   join (now: number, contact: PeerId, opts: { want?: IntervalSet, wantOf?: number, incarnation?: number } = {}): void {
     this.expectState('idle')
-    if (contact === this.self) throw new InvalidArgumentError('cannot join through oneself')
-    if (opts.incarnation !== undefined && (!Number.isSafeInteger(opts.incarnation) || opts.incarnation < 0)) throw new InvalidArgumentError(`incarnation must be a non-negative safe integer, got ${opts.incarnation}`)
-    if (opts.wantOf !== undefined && (!Number.isSafeInteger(opts.wantOf) || opts.wantOf < 1)) throw new InvalidArgumentError(`wantOf must be a virtual node count >= 1, got ${opts.wantOf}`)
+    const msg = joinMessage(this.self, contact, opts)
     this.now = now
-    this.incarnation = opts.incarnation ?? 0
+    this.incarnation = msg.incarnation
     for (const counter of [this.streams, this.trees, this.probing]) counter.numberFrom(firstNumberOf(this.incarnation))
     this.stateValue = 'joining'
-    this.joinContact = contact
-    this.send(contact, { t: 'join', incarnation: this.incarnation, ...(opts.want !== undefined ? { want: opts.want } : {}), ...(opts.wantOf !== undefined ? { of: opts.wantOf } : {}) })
+    this.joinAttempt = new JoinAttempt(contact, msg)
+    this.send(contact, msg)
     this.flush(now)
   }
 
@@ -340,6 +334,7 @@ export class TreecastCore {
     }
     // Only members' silence is ever watched; a table entry per sender id would be unbounded.
     if (member !== undefined) { this.members.heard(member, now); this.liveness.heard(now, from, true) }
+    if (msg.t === 'join-elsewhere') { this.onJoinElsewhere(now, from, msg.to); return }
     if (this.stateValue === 'joining' && !(msg.t === 'facts' && msg.welcome)) {
       // Arrived before the contact's snapshot (a hand-off can overtake it): keep for after.
       if (!this.preJoin.push(from, msg)) this.reject('pre-join-overflow')
@@ -416,11 +411,8 @@ export class TreecastCore {
         case 'steady': this.probing.onSteadyTimer(now); break
         case 'tree': this.treeOutbox.onTimer(); break
         case 'ask': this.asks.onTimeout(now, e.key); break
-        case 'suspect': {
-          const inc = this.suspects.expire(e.key)
-          if (inc !== undefined && (this.stateValue === 'running' || this.stateValue === 'leaving')) this.ownership.connectionLost(now, e.key, inc)
-          break
-        }
+        case 'suspect': { const inc = this.suspects.expire(e.key)
+          if (inc !== undefined && (this.stateValue === 'running' || this.stateValue === 'leaving')) this.ownership.connectionLost(now, e.key, inc); break }
         default: break
       }
     }
@@ -433,7 +425,7 @@ export class TreecastCore {
   private onWelcome (now: number, from: PeerId, msg: FactsMessage): void {
     if (this.stateValue !== 'joining') return
     // Only the contact welcomes: another's answers an earlier incarnation's join (a rejoin elsewhere after a timeout).
-    if (from !== this.joinContact) { this.reject('welcome-not-from-contact'); return }
+    if (from !== this.joinAttempt?.contact) { this.reject('welcome-not-from-contact'); return }
     this.vnodes = msg.vnodeCount
     this.view = OwnershipMap.fromRecords(msg.vnodeCount, msg.records)
     for (const f of msg.members) this.members.apply(f)
@@ -449,6 +441,12 @@ export class TreecastCore {
     const others = this.members.alive().filter((p) => p !== this.self && p !== from)
     if (others.length > 0) this.send(others[Math.floor(this.random() * others.length)] as PeerId, { t: 'sync' })
     for (const e of this.preJoin.drain()) this.handle(now, e.from, e.msg)
+  }
+
+  /** A contact that is leaving sent this joiner to `to` (overlay/join-attempt.ts). */
+  private onJoinElsewhere (now: number, from: PeerId, to: PeerId): void {
+    const r = this.stateValue === 'joining' && this.joinAttempt !== undefined ? this.joinAttempt.redirect(this.self, from, to) : 'join-elsewhere-not-joining'
+    if (r === true) { this.send(to, (this.joinAttempt as JoinAttempt).message); this.flush(now) } else this.reject(r)
   }
 
   private checkLeft (timedOut: boolean): void {

@@ -35,6 +35,12 @@ export interface MemberFact {
  */
 export interface JoinMessage { readonly t: 'join', readonly incarnation: number, readonly want?: IntervalSet, readonly of?: number }
 
+/**
+ * A contact that cannot take a join now (it is leaving) names a member to join through
+ * instead; the joiner sends its join there (a bounded number of times).
+ */
+export interface JoinElsewhereMessage { readonly t: 'join-elsewhere', readonly to: PeerId }
+
 /** Membership and ownership facts: disseminated on every change, and as a joiner's snapshot. */
 export interface FactsMessage {
   readonly t: 'facts'
@@ -266,7 +272,7 @@ export interface EntriesReplyMessage { readonly t: 'entries-rep', readonly id: s
 
 /** Every message a core sends or receives. */
 export type Message =
-  | JoinMessage | SyncMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage | ClaimAckMessage
+  | JoinMessage | JoinElsewhereMessage | SyncMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage | ClaimAckMessage
   | PingMessage | PongMessage | ProbeRequestMessage | ProbeReplyMessage | OfferMessage
   | TreeMessage | ChunkMessage | AckMessage | PartialMessage | PullMessage | ReduceAckMessage | ResendMessage
   | EntriesRequestMessage | EntriesReplyMessage

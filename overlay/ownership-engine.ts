@@ -21,11 +21,11 @@ import { Guesses } from './guesses.ts'
 import { Orphans } from './orphans.ts'
 import { JOINER_FORWARD_MS, JoinAnnouncer } from './join-announce.ts'
 import { JoinDonors } from './join-donors.ts'
+import { joinElsewhereTarget } from './join-attempt.ts'
 import { UnackedHandoffs } from './unacked-handoffs.ts'
 import { DeadNotices } from './dead-notices.ts'
 import { numberedBy } from './incarnation-numbers.ts'
 export { MAX_ORPHAN_RECORDS } from './orphans.ts'
-
 export { JOINER_FORWARD_MS } from './join-announce.ts'
 
 /**
@@ -105,10 +105,8 @@ export class OwnershipEngine {
 
   /** The virtual nodes this peer owns. */
   get owned (): IntervalSet { return this.ownedValue }
-
   /** Hand-offs sent and not yet acknowledged. */
   get handoffsPending (): number { return this.handoffsUnacked.size }
-
   /** Take-over claims still waiting for answers (a leaver waits for them). */
   get claimsPending (): number { return this.claims.size }
 
@@ -127,11 +125,13 @@ export class OwnershipEngine {
   /** A peer asks to join through this one (this peer is its contact). */
   onJoin (now: number, joiner: PeerId, incarnation: number, asked: IntervalSet | undefined, of?: number): void {
     const { members } = this.host
+    const elsewhere = this.host.isLeaving() ? joinElsewhereTarget(this.host.self, joiner, this.leaveTarget, members) : undefined
+    if (elsewhere !== undefined) { this.host.send(joiner, { t: 'join-elsewhere', to: elsewhere }); return } // overlay/join-attempt.ts
     if (!this.host.isRunning()) { this.host.reject('join-while-not-running'); return }
     // Ranges of an overlay of another size (a saved state reused elsewhere) name nothing here: a plain join.
-    const elsewhere = of !== undefined && of !== this.host.vnodeCount()
-    if (elsewhere) this.host.reject('join-want-of-other-overlay')
-    const want = elsewhere ? undefined : asked
+    const otherOverlay = of !== undefined && of !== this.host.vnodeCount()
+    if (otherOverlay) this.host.reject('join-want-of-other-overlay')
+    const want = otherOverlay ? undefined : asked
     const fact: MemberFact = { peer: joiner, incarnation, status: 'alive' }
     // A restart before the crash was noticed: the welcome says so (the earlier incarnation dead, ahead of the rest), as its tree children may still point to it (core.onWelcome).
     const restarted: MemberFact[] = members.isAlive(joiner) && members.incarnationOf(joiner) < incarnation ? [{ peer: joiner, incarnation: members.incarnationOf(joiner), status: 'dead' }] : []

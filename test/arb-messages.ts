@@ -106,6 +106,7 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
       welcome: fc.boolean()
     }).chain((m) => fc.constantFrom<FactsMessage>(m, { ...m, claim: true })),
     fc.record({ t: fc.constant('give' as const), to: arbPeer, ranges: arbSet }),
+    fc.record({ t: fc.constant('join-elsewhere' as const), to: arbPeer }),
     fc.record({ t: fc.constant('handoff' as const), record: arbRecord, delivered: fc.array(fc.record({ streamId: arbId, vnodes: arbSet }), { maxLength: 5 }) }).chain((m) => fc.constantFrom<Message>(m, { ...m, lost: true })),
     fc.record({ t: fc.constantFrom('handoff-ack' as const, 'claim-ack' as const), version: arbCount, ranges: arbSet }),
     fc.record({ t: fc.constantFrom('ping' as const, 'pong' as const, 'probe-req' as const), nonce: arbSafeInt }),

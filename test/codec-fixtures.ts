@@ -98,6 +98,7 @@ export const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
     welcome: true
   },
   give: { t: 'give', to: 'p4', ranges: S2 },
+  'join-elsewhere': { t: 'join-elsewhere', to: 'p5' },
   handoff: {
     t: 'handoff',
     record: { ranges: S1, owner: 'p5', version: 8 },
