@@ -13,10 +13,10 @@ import { WIRE_VERSION } from './messages.ts'
 import type {
   CollectiveShape, CombinePlan, MemberFact, MemberStatus, Message, MessageType, NearHint, PartialMessage, ProbeTreeEntry, PullMessage, ReduceStart, StreamMode, StreamOpen, TreeEntry, TreeOp
 } from './messages.ts'
-import { MAX_TREE_ENTRIES } from '../trees/tree-entries.ts'
 import { MAX_STRIPES } from './stripes.ts'
 import { MAX_NEAR_HINTS } from './near-peers.ts'
 import { WireError } from './wire-errors.ts'
+import { readEntries, readRelays } from './codec-stripes.ts'
 import { float64FromBytes } from './float64-bytes.ts'
 import { MAX_REDUCE_SEGMENTS } from './reduction-state.ts'
 
@@ -253,13 +253,7 @@ class Fields {
 
   /** The optional cluster entries of `o` (at most MAX_TREE_ENTRIES; none when absent). */
   entries (o: Obj, path: string): readonly TreeEntry[] {
-    const raw = own(o, 'entries')
-    if (raw === undefined) return []
-    if (Array.isArray(raw) && raw.length > MAX_TREE_ENTRIES) throw new WireError('limit', `${path}: ${raw.length} entries > ${MAX_TREE_ENTRIES}`)
-    return this.list(raw, path, (y, p) => {
-      const [peer, reach] = this.tuple(y, p, 2)
-      return { peer: this.peer(peer, `${p}.peer`), reach: this.set(reach, `${p}.reach`) }
-    })
+    return readEntries(this, own(o, 'entries'), path)
   }
 
   reduceStart (x: unknown, path: string): ReduceStart {
@@ -320,13 +314,7 @@ class Fields {
     const n = this.int(stripes, `${path}.stripes`, 2, MAX_STRIPES)
     const out: { -readonly [K in keyof StreamOpen]: StreamOpen[K] } = { ...open, stripes: n }
     if (stripe !== undefined) out.stripe = this.int(stripe, `${path}.stripe`, 0, n - 1)
-    if (relay !== undefined) {
-      if (Array.isArray(relay) && relay.length > MAX_STRIPES) throw new WireError('limit', `${path}.relay: ${relay.length} relays > ${MAX_STRIPES}`)
-      out.relay = this.list(relay, `${path}.relay`, (y, p) => {
-        const [to, header] = this.tuple(y, p, 2)
-        return { to: this.peer(to, `${p}.to`), header: this.set(header, `${p}.header`) }
-      })
-    }
+    if (relay !== undefined) out.relay = readRelays(this, relay, `${path}.relay`)
     return out
   }
 

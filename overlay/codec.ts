@@ -17,7 +17,7 @@ import { decode as cborDecode, encode as cborEncode } from 'cborg'
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import { WIRE_VERSION } from './messages.ts'
-import type { Message, StreamOpen, TreeEntry, TreeOp } from './messages.ts'
+import type { Message, StreamOpen, StripeRelay, TreeEntry, TreeOp } from './messages.ts'
 import { validateMessage } from './codec-validate.ts'
 import { float64ToBytes } from './float64-bytes.ts'
 import type { ResolvedLimits } from './codec-validate.ts'
@@ -74,11 +74,14 @@ function resolveLimits (limits: CodecLimits | undefined): ResolvedLimits {
 const setBytes = (s: IntervalSet): Uint8Array => s.encode()
 const recordWire = (r: OwnershipRecord): unknown[] => r.ownerIncarnation === undefined ? [setBytes(r.ranges), r.owner, r.version] : [setBytes(r.ranges), r.owner, r.version, r.ownerIncarnation]
 
-/** A tree op's cluster entries as `[[peer, reachBytes], ...]`, only when there are some. */
+/** A tree op's cluster entries as `[[peer, reachBytes(, nearIds)], ...]`, only when there are some. */
 function withEntries (out: Record<string, unknown>, entries: readonly TreeEntry[] | undefined): Record<string, unknown> {
-  if (entries !== undefined && entries.length > 0) out.entries = entries.map((e) => [e.peer, setBytes(e.reach)])
+  if (entries !== undefined && entries.length > 0) out.entries = entries.map((e) => e.near === undefined ? [e.peer, setBytes(e.reach)] : [e.peer, setBytes(e.reach), e.near])
   return out
 }
+
+/** A striped stream's relays as `[[to, headerBytes(, relays)], ...]` (one level of nesting). */
+const relayWire = (relay: readonly StripeRelay[]): unknown[] => relay.map((r) => r.relay === undefined ? [r.to, setBytes(r.header)] : [r.to, setBytes(r.header), relayWire(r.relay)])
 
 function treeOpWire (op: TreeOp): Record<string, unknown> {
   switch (op.op) {
@@ -119,7 +122,7 @@ function openWire (o: StreamOpen): unknown[] {
   if (o.combine !== undefined) { ext.combine = o.combine.to === undefined ? { extra: setBytes(o.combine.extra) } : { to: o.combine.to, extra: setBytes(o.combine.extra) }; extras = true }
   if (o.stripes !== undefined) { ext.stripes = o.stripes; extras = true }
   if (o.stripe !== undefined) { ext.stripe = o.stripe; extras = true }
-  if (o.relay !== undefined) { ext.relay = o.relay.map((r) => [r.to, setBytes(r.header)]); extras = true }
+  if (o.relay !== undefined) { ext.relay = relayWire(o.relay); extras = true }
   if (extras) out.push(ext)
   return out
 }
@@ -260,7 +263,8 @@ const recordSize = (r: OwnershipRecord): number => 1 + set(r.ranges) + str(r.own
 const pathSize = (p: readonly string[]): number => str('path') + list(p, str)
 
 const entriesSize = (entries: readonly TreeEntry[] | undefined): number =>
-  entries === undefined || entries.length === 0 ? 0 : str('entries') + list(entries, (e) => 1 + str(e.peer) + set(e.reach))
+  entries === undefined || entries.length === 0 ? 0 : str('entries') + list(entries, (e) => 1 + str(e.peer) + set(e.reach) + (e.near === undefined ? 0 : list(e.near, str)))
+const relaySize = (relay: readonly StripeRelay[]): number => list(relay, (r) => 1 + str(r.to) + set(r.header) + (r.relay === undefined ? 0 : relaySize(r.relay)))
 
 function treeOpSize (op: TreeOp): number {
   const common = ks('op', op.op) + ks('kind', op.kind) + ks('root', op.root)
@@ -291,7 +295,7 @@ function openSize (o: StreamOpen): number {
   if (o.combine !== undefined) { ext += str('combine') + 1 + kset('extra', o.combine.extra) + (o.combine.to === undefined ? 0 : ks('to', o.combine.to)); extras++ }
   if (o.stripes !== undefined) { ext += kn('stripes', o.stripes); extras++ }
   if (o.stripe !== undefined) { ext += kn('stripe', o.stripe); extras++ }
-  if (o.relay !== undefined) { ext += str('relay') + list(o.relay, (r) => 1 + str(r.to) + set(r.header)); extras++ }
+  if (o.relay !== undefined) { ext += str('relay') + relaySize(o.relay); extras++ }
   return extras === 0 ? n : n + 1 + ext
 }
 

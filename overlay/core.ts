@@ -92,7 +92,7 @@ export class TreecastCore {
       sendOp: (to, op) => { this.treeOutbox.add(to, op) },
       parentChanged: (kind, root, parent) => { this.out.push({ type: 'tree', kind, root, parent }) },
       latParentDist: (now, root, rtt, dist) => { this.probing.detourSeen(now, root, rtt, dist) }, treeNews: () => { this.probing.news(this.now) },
-      farRttMs: () => this.probing.linkFarRttMs(), isTreeRoot: (p) => isTreeRoot(p, this.config.treeRootStride),
+      farRttMs: () => this.probing.linkFarRttMs(), isTreeRoot: (p) => isTreeRoot(p, this.config.treeRootStride), clusterTag: () => this.probing.clusterTag(),
       mayShortCheck: (now) => now >= this.fullChecksUntilMs,
       parentLost: (now) => { if (this.stateValue === 'running') this.probing.trigger(now) }
     }, this.config.lockTimeoutMs, this.config.tieTolerance, this.config.bwMaxChildren)

@@ -15,7 +15,7 @@ export type { ProbeTreeEntry, TreeEntry, TreeOp } from '../trees/tree-ops.ts'
 export type { NearHint } from './near-peers.ts'
 
 /** The wire version this core speaks; messages of any other version are rejected. */
-export const WIRE_VERSION = 4
+export const WIRE_VERSION = 5
 
 /** A member's status as one peer knows it. */
 export type MemberStatus = 'alive' | 'left' | 'dead'
@@ -170,6 +170,11 @@ export interface StreamOpen {
 export interface StripeRelay {
   readonly to: PeerId
   readonly header: IntervalSet
+  /**
+   * What `to` relays in turn (one level only): the parts of the other entries of its
+   * cluster, which it passes on inside the cluster (overlay/stripes.ts, cluster tags).
+   */
+  readonly relay?: readonly StripeRelay[]
 }
 
 /**

@@ -12,6 +12,7 @@
  */
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { RttOrder, type RttEntry } from './rtt-order.ts'
+import { clusterTag } from './cluster-tag.ts'
 
 /** Nearest peers a probe reply reports (bounded on the wire by MAX_NEAR_HINTS). */
 export const NEAR_HINTS_PER_REPLY = 8
@@ -180,6 +181,11 @@ export class NearPeers {
   nearestRtt (isAlive: (p: PeerId) => boolean): number {
     for (const e of this.measured.sorted) if (isAlive(e.peer)) return e.rttMs
     return Infinity
+  }
+
+  /** This peer's cluster tag (overlay/cluster-tag.ts): measured peers within the near bound only. */
+  clusterTag (isAlive: (p: PeerId) => boolean): PeerId[] {
+    return clusterTag(this.self, this.measured.sorted, NEAR_RTT_FACTOR * this.nearestRtt(isAlive), isAlive)
   }
 
   /** Whether `peer` was probed in this burst. */

@@ -172,6 +172,11 @@ export class Probing {
     return this.near.rttOf(peer)
   }
 
+  /** This peer's cluster tag (overlay/cluster-tag.ts), for the cluster entries it reports. */
+  clusterTag (): readonly PeerId[] {
+    return this.near.clusterTag((p) => this.host.isAlive(p))
+  }
+
   /** Which peers are near this one (overlay/near-peers.ts `nearTest`). */
   nearTest (): (peer: PeerId) => boolean {
     return this.near.nearTest((p) => this.host.isAlive(p))

@@ -312,7 +312,8 @@ export class Streams {
       for (const r of inc.relay) {
         const part = rest.intersection(r.header)
         if (part.isEmpty || r.to === this.host.self || !this.host.isAlive(r.to)) continue
-        this.addRoute(t, inc, r.to, part, false, stripe)
+        // Nested relays (the others of r.to's cluster) travel on a stripe only (validStripes).
+        this.addRoute(t, inc, r.to, part, false, stripe, stripe === undefined ? undefined : r.relay)
         forwarded = forwarded.union(part)
         rest = rest.difference(part)
       }

@@ -33,6 +33,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { TreeEntry } from '../trees/tree-ops.ts'
 import type { StreamOpen, StripeRelay } from './messages.ts'
 import type { Route, Transfer } from './streams.ts'
+import { tagsOverlap } from './cluster-tag.ts'
 
 /** Most stripes one broadcast is dealt into (and most relays a stream names). */
 export const MAX_STRIPES = 16
@@ -60,8 +61,16 @@ export interface StripePlan {
  * Plans a striped broadcast of `header` from this peer (`own`: its virtual nodes), given
  * its bandwidth tree's cluster entries. Entries that are gone, this peer, or whose part of
  * `header` is empty are skipped, and parts are made disjoint (first entry first: reports
- * under way may overlap). Null when fewer than two parts remain, or more than `maxStripes`:
- * then the tree alone carries it.
+ * under way may overlap). Null when fewer than two parts remain, or more than `maxStripes`
+ * stripes: then the tree alone carries it.
+ *
+ * Entries whose cluster tags overlap (overlay/cluster-tag.ts) are one cluster entered
+ * twice: they share one stripe, or two stripes would share that cluster's wide-area link.
+ * The stripe goes to the group's first entry, which passes the others' parts on inside the
+ * cluster, and the relays of the other stripes to that entry name them too (nested
+ * relays), so every cluster still receives each chunk once over the wide area. When every
+ * entry is in one group (a single other cluster), each still gets its own stripe: half
+ * stripes over one link beat the tree's two whole copies.
  */
 export function planStripes (header: IntervalSet, own: IntervalSet, entries: readonly TreeEntry[], self: PeerId, isAlive: (p: PeerId) => boolean, maxStripes: number): StripePlan | null {
   const parts: Array<{ peer: PeerId, part: IntervalSet }> = []
@@ -73,15 +82,45 @@ export function planStripes (header: IntervalSet, own: IntervalSet, entries: rea
     parts.push({ peer: e.peer, part })
     far = far.union(part)
   }
-  if (parts.length < 2 || parts.length > Math.min(maxStripes, MAX_STRIPES)) return null
+  const groups = clusterGroups(parts, entries)
+  const dealt = groups.length >= 2 ? groups : parts.map((p) => [p])
+  if (parts.length < 2 || dealt.length > Math.min(maxStripes, MAX_STRIPES)) return null
+  const rest = (g: Part[]): StripeRelay[] => g.slice(1).map((q) => ({ to: q.peer, header: q.part }))
+  const relayTo = (g: Part[]): StripeRelay => {
+    const first = g[0] as Part
+    return g.length === 1 ? { to: first.peer, header: first.part } : { to: first.peer, header: IntervalSet.unionAll(g.map((q) => q.part)), relay: rest(g) }
+  }
   return {
     local: header.difference(far),
-    stripes: parts.map((p, j) => ({
-      to: p.peer,
+    stripes: dealt.map((g, j) => ({
+      to: (g[0] as Part).peer,
       header: far,
-      relay: parts.filter((_, m) => m !== j).map((q) => ({ to: q.peer, header: q.part }))
+      relay: [...rest(g), ...dealt.filter((_, m) => m !== j).map(relayTo)]
     }))
   }
+}
+
+interface Part { readonly peer: PeerId, readonly part: IntervalSet }
+
+/** `parts` grouped by overlapping cluster tags (transitively), in the order of their first part. */
+function clusterGroups (parts: readonly Part[], entries: readonly TreeEntry[]): Part[][] {
+  const tagOf = (peer: PeerId): readonly PeerId[] | undefined => entries.find((e) => e.peer === peer)?.near
+  const groups: Array<{ parts: Part[], tags: Array<readonly PeerId[]> }> = []
+  for (const p of parts) {
+    const tag = tagOf(p.peer)
+    const joined = groups.filter((g) => g.tags.some((t) => tagsOverlap(t, tag)))
+    const into = joined[0] ?? { parts: [], tags: [] }
+    if (joined.length === 0) groups.push(into)
+    into.parts.push(p)
+    if (tag !== undefined) into.tags.push(tag)
+    // A part that joins two groups merges them (the later into the first).
+    for (const other of joined.slice(1)) {
+      into.parts.push(...other.parts)
+      into.tags.push(...other.tags)
+      groups.splice(groups.indexOf(other), 1)
+    }
+  }
+  return groups.map((g) => g.parts)
 }
 
 /** Whether `t` holds every chunk of `stripe` (undefined: every chunk). */

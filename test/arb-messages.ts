@@ -12,6 +12,7 @@ import type { FactsMessage, Message, ProbeTreeEntry, StreamOpen, TreeOp } from '
 import { MAX_STRIPES } from '../overlay/stripes.ts'
 import { MAX_REDUCE_SEGMENTS } from '../overlay/reduction-state.ts'
 import { MAX_TREE_ENTRIES } from '../trees/tree-entries.ts'
+import { CLUSTER_TAG_SIZE } from '../overlay/cluster-tag.ts'
 
 /** A segment size for `length` elements that keeps to MAX_REDUCE_SEGMENTS segments (the codec refuses more). */
 function fewSegments (length: number, segment: number): number {
@@ -55,7 +56,8 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
   const arbKind = fc.constantFrom('lat' as const, 'bw' as const)
   const arbRecord = fc.record({ ranges: arbSet, owner: arbPeer, version: arbCount })
   const arbPath = fc.array(arbPeer, { maxLength: 6 })
-  const arbEntries = fc.array(fc.record({ peer: arbPeer, reach: arbSet }), { minLength: 1, maxLength: MAX_TREE_ENTRIES })
+  const arbEntry = fc.record({ peer: arbPeer, reach: arbSet, near: fc.array(arbPeer, { minLength: 1, maxLength: CLUSTER_TAG_SIZE }) }, { requiredKeys: ['peer', 'reach'] })
+  const arbEntries = fc.array(arbEntry, { minLength: 1, maxLength: MAX_TREE_ENTRIES })
 
   const arbTreeOp: fc.Arbitrary<TreeOp> = fc.oneof(
     fc.record({ op: fc.constant('check' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer, dist: arbNonNegative, path: arbPath, short: fc.constant(true as const) }, { requiredKeys: ['op', 'kind', 'root', 'id', 'origin', 'dist', 'path'] }),
@@ -81,7 +83,7 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
     combine: fc.record({ to: arbPeer, extra: arbSet }, { requiredKeys: ['extra'] }),
     stripes: fc.integer({ min: 2, max: MAX_STRIPES }),
     stripe: fc.nat(MAX_STRIPES - 1),
-    relay: fc.array(fc.record({ to: arbPeer, header: arbSet }), { maxLength: MAX_STRIPES })
+    relay: fc.array(fc.record({ to: arbPeer, header: arbSet, relay: fc.array(fc.record({ to: arbPeer, header: arbSet }), { maxLength: MAX_STRIPES }) }, { requiredKeys: ['to', 'header'] }), { maxLength: MAX_STRIPES })
   }, { requiredKeys: ['id', 'origin', 'mode', 'header', 'chunkCount', 'totalBytes', 'fallback', 'hops'] })
     // A combining plan only comes with a reduction start.
     .map((o) => (o.reduce === undefined && o.combine !== undefined ? (({ combine: _, ...rest }) => rest)(o) : o))
@@ -133,6 +135,6 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
     fc.record({ t: fc.constant('reduce-ack' as const), id: arbId, root: arbPeer, part: arbSet }),
     fc.record({ t: fc.constant('resend' as const), id: arbId }),
     fc.record({ t: fc.constant('entries-req' as const), id: arbId }),
-    fc.record({ t: fc.constant('entries-rep' as const), id: arbId, entries: fc.array(fc.record({ peer: arbPeer, reach: arbSet }), { maxLength: MAX_TREE_ENTRIES }) })
+    fc.record({ t: fc.constant('entries-rep' as const), id: arbId, entries: fc.array(arbEntry, { maxLength: MAX_TREE_ENTRIES }) })
   )
 }

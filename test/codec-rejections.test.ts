@@ -9,6 +9,7 @@ import { MAX_NEAR_HINTS } from '../overlay/near-peers.ts'
 import { MAX_STRIPES } from '../overlay/stripes.ts'
 import { MAX_REDUCE_SEGMENTS } from '../overlay/reduction-state.ts'
 import { MAX_TREE_ENTRIES } from '../trees/tree-entries.ts'
+import { CLUSTER_TAG_SIZE } from '../overlay/cluster-tag.ts'
 import { norm, tryDecode, rejects, raw, openRaw, S2, BIG, OPS, OPEN, EXAMPLES } from './codec-fixtures.ts'
 
 describe('rejections', () => {
@@ -102,6 +103,13 @@ describe('rejections', () => {
     const open = { id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 8, totalBytes: 8, fallback: false, hops: 0, stripes: 2, stripe: 0 }
     expect(decodeMessage(raw({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ ...open, relay: entries(MAX_STRIPES) }) })).t).toBe('chunk')
     rejects(raw({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ ...open, relay: entries(MAX_STRIPES + 1) }) }), 'limit')
+    // Cluster tags (overlay/cluster-tag.ts) and nested relays (one level) are bounded as well.
+    const tagged = (n: number): unknown[] => [['q', S2.encode(), Array.from({ length: n }, (_, i) => `p${i}`)]]
+    expect(decodeMessage(raw({ t: 'entries-rep', id: 'p/1', entries: tagged(CLUSTER_TAG_SIZE) })).t).toBe('entries-rep')
+    rejects(raw({ t: 'entries-rep', id: 'p/1', entries: tagged(CLUSTER_TAG_SIZE + 1) }), 'limit')
+    const nested = (n: number): unknown[] => [['q', S2.encode(), entries(n)]]
+    expect(decodeMessage(raw({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ ...open, relay: nested(MAX_STRIPES) }) })).t).toBe('chunk')
+    rejects(raw({ t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ ...open, relay: nested(MAX_STRIPES + 1) }) }), 'limit')
   })
 
   const badFields: Array<[string, Record<string, unknown>]> = [
@@ -157,6 +165,10 @@ describe('rejections', () => {
     ['cluster entry not a pair', { t: 'tree', ops: [{ op: 'reach', kind: 'bw', root: 'p', reach: S2.encode(), entries: [['q']] }] }],
     ['cluster entry reach not a set', { t: 'tree', ops: [{ op: 'adopt', kind: 'bw', root: 'p', reach: S2.encode(), bw: 1, entries: [['q', 3]] }] }],
     ['entries answer without an id', { t: 'entries-rep', entries: [] }],
+    ['cluster entry of four fields', { t: 'entries-rep', id: 'p/1', entries: [['q', S2.encode(), ['p'], 1]] }],
+    ['cluster tag not a list', { t: 'entries-rep', id: 'p/1', entries: [['q', S2.encode(), 'p']] }],
+    ['cluster tag of numbers', { t: 'entries-rep', id: 'p/1', entries: [['q', S2.encode(), [1]]] }],
+    ['relays nested twice', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 4, totalBytes: 4, fallback: false, hops: 0, stripes: 2, stripe: 0, relay: [['q', S2.encode(), [['r', S2.encode(), [['s', S2.encode()]]]]]] }) }],
     ['entries answer with a bad entry', { t: 'entries-rep', id: 'p/1', entries: [['q']] }],
     ['entries question with a numeric id', { t: 'entries-req', id: 7 }],
     ['one stripe', { t: 'chunk', stream: 0, index: 0, data: new Uint8Array(0), open: openRaw({ id: 'i', origin: 'p', mode: 'bw', header: S2.encode(), chunkCount: 4, totalBytes: 4, fallback: false, hops: 0, stripes: 1 }) }],

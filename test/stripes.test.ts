@@ -10,8 +10,8 @@ import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { planStripes, stripeChunkCount, streamChunkCount, MAX_STRIPES } from '../overlay/stripes.ts'
 import { MAX_TREE_ENTRIES, subtreeEntries } from '../trees/tree-entries.ts'
-import type { ChunkMessage } from '../overlay/messages.ts'
 import { Loop, expectExactlyOnce } from './core-loop.ts'
+import { BYTES, CHUNK, NAMES, chunksOf, cluster, expectPayload, latency, payload, threeClusters } from './stripes-rig.ts'
 
 describe('stripe arithmetic', () => {
   it('chunk counts match a naive count', () => {
@@ -80,51 +80,6 @@ describe('subtreeEntries', () => {
     expect(subtreeEntries('me', true, IntervalSet.range(0, 100), [many, many]).length).toBe(MAX_TREE_ENTRIES)
   })
 })
-
-/** Three clusters of four peers: 0.2 ms one way inside, 5 ms between. */
-const NAMES = Array.from({ length: 12 }, (_, i) => `p${String(i).padStart(2, '0')}`)
-const cluster = (p: PeerId): number => Math.floor(Number(p.slice(1)) / 4)
-const latency = (a: PeerId, b: PeerId): number => cluster(a) === cluster(b) ? 0.2 : 5
-const CHUNK = 1024
-const BYTES = 100 * CHUNK + 17
-
-function threeClusters (wire = false): Loop {
-  const loop = new Loop({ latency, wire, config: { switchPointBytes: 4 * CHUNK, stripeMinBytes: 4 * CHUNK, chunkBytes: CHUNK } })
-  loop.bootstrap(NAMES.length, NAMES)
-  loop.runUntil(() => loop.stable(), 20_000, 'stable trees')
-  loop.run(500)
-  loop.ok()
-  return loop
-}
-
-function payload (): Uint8Array {
-  const p = new Uint8Array(BYTES)
-  for (let i = 0; i < p.length; i++) p[i] = (i * 31 + 7) & 0xff
-  return p
-}
-
-function expectPayload (loop: Loop, id: string): void {
-  const want = payload()
-  for (const d of loop.deliveries(id)) {
-    const got = new Uint8Array(d.out.totalBytes)
-    let at = 0
-    for (const c of d.out.chunks) { got.set(c, at); at += c.length }
-    expect(at).toBe(BYTES)
-    expect(got).toEqual(want)
-  }
-}
-
-function chunksOf (loop: Loop, id: string): Array<{ from: PeerId, to: PeerId, msg: ChunkMessage }> {
-  const opened = new Map<string, string>()
-  const out: Array<{ from: PeerId, to: PeerId, msg: ChunkMessage }> = []
-  for (const s of loop.sent) {
-    if (s.message.t !== 'chunk') continue
-    const key = `${s.from}>${s.to}#${s.message.stream}`
-    if (s.message.open !== undefined) opened.set(key, s.message.open.id)
-    if (opened.get(key) === id) out.push({ from: s.from, to: s.to, msg: s.message })
-  }
-  return out
-}
 
 describe('striped broadcasts over three clusters', () => {
   it('the root deals the chunks into one stripe per other cluster; every peer gets every chunk once (over the wire codec)', () => {

@@ -19,9 +19,10 @@ const NONE: readonly TreeEntry[] = Object.freeze([])
 
 /**
  * The entries of a subtree: this peer first when it is an entry (with its reach minus the
- * nested entries' parts), then its children's, in child order, at most MAX_TREE_ENTRIES.
+ * nested entries' parts, and its cluster tag `near` when it has one), then its children's,
+ * in child order, at most MAX_TREE_ENTRIES.
  */
-export function subtreeEntries (self: PeerId, isEntry: boolean, reach: IntervalSet, children: Iterable<readonly TreeEntry[]>): readonly TreeEntry[] {
+export function subtreeEntries (self: PeerId, isEntry: boolean, reach: IntervalSet, children: Iterable<readonly TreeEntry[]>, near?: readonly PeerId[]): readonly TreeEntry[] {
   let below: TreeEntry[] | null = null
   for (const list of children) {
     if (list.length === 0) continue
@@ -33,20 +34,26 @@ export function subtreeEntries (self: PeerId, isEntry: boolean, reach: IntervalS
   }
   if (!isEntry) return below ?? NONE
   const nested = below === null ? IntervalSet.EMPTY : IntervalSet.unionAll(below.map((e) => e.reach))
-  const mine: TreeEntry = { peer: self, reach: reach.difference(nested) }
+  const mine: TreeEntry = near !== undefined && near.length > 0 ? { peer: self, reach: reach.difference(nested), near } : { peer: self, reach: reach.difference(nested) }
   return below === null ? [mine] : [mine, ...below.slice(0, MAX_TREE_ENTRIES - 1)]
 }
 
-/** Whether two entry lists are the same (same peers, same reaches, same order). */
+/** Whether two entry lists are the same (same peers, reaches and cluster tags, same order). */
 export function sameEntries (a: readonly TreeEntry[], b: readonly TreeEntry[]): boolean {
   if (a === b) return true
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) {
     const x = a[i] as TreeEntry
     const y = b[i] as TreeEntry
-    if (x.peer !== y.peer || !x.reach.equals(y.reach)) return false
+    if (x.peer !== y.peer || !x.reach.equals(y.reach) || !sameTag(x.near, y.near)) return false
   }
   return true
+}
+
+function sameTag (a: readonly PeerId[] | undefined, b: readonly PeerId[] | undefined): boolean {
+  if (a === b) return true
+  if ((a?.length ?? 0) !== (b?.length ?? 0)) return false
+  return (a ?? []).every((p, i) => p === b?.[i])
 }
 
 /** The empty list, shared. */

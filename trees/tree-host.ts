@@ -22,6 +22,8 @@ export interface TreeHost {
   treeNews? (): void
   /** The RTT from which a link counts as far (a cluster crossing; trees/tree-entries.ts); Infinity or absent: none is. */
   farRttMs? (): number
+  /** This peer's cluster tag, reported with its cluster entries (trees/tree-entries.ts); absent: none. */
+  clusterTag? (): readonly PeerId[]
   /** Whether `root` keeps trees (overlay/tree-roots.ts); absent: every peer does. */
   isTreeRoot? (root: PeerId): boolean
   /** A `disown` took this peer's parent in a tree (003: probe again after the loss of a parent). */

@@ -24,6 +24,12 @@ export interface ProbeTreeEntry {
 export interface TreeEntry {
   readonly peer: PeerId
   readonly reach: IntervalSet
+  /**
+   * The entry's cluster tag (overlay/cluster-tag.ts): the smallest ids among itself and the
+   * peers it measured near. Two entries whose tags share an id are in one cluster, so a
+   * striped broadcast sends them one stripe, not two over the same wide-area link.
+   */
+  readonly near?: readonly PeerId[]
 }
 
 /** Tree maintenance operations, batched per neighbour. */

@@ -367,7 +367,7 @@ export class TreeTable {
 
   /** The cluster entries of this peer's subtree in `st` (none outside bandwidth trees). */
   private entriesOf (st: TreeState): readonly TreeEntry[] {
-    return hasEntries(st) ? subtreeEntries(this.host.self, st.entry, this.freshReach(st), st.childEntries.values()) : NO_ENTRIES
+    return hasEntries(st) ? subtreeEntries(this.host.self, st.entry, this.freshReach(st), st.childEntries.values(), st.entry ? this.host.clusterTag?.() : undefined) : NO_ENTRIES
   }
 
   /**
