@@ -95,8 +95,8 @@ export class Probing {
   private readonly near: NearPeers
   /** Bandwidths measured recently: a probe of the same peer then skips the download. */
   private readonly bandwidths: BandwidthMemory
-  /** When we answered each prober's ping (bounded): its probe-req then times its RTT to us. */
-  private readonly pongAt = new Map<PeerId, number>()
+  /** When we answered each prober's last probe ping, and its nonce (bounded): its probe-req, naming that nonce, then times its RTT to us. */
+  private readonly pongAt = new Map<PeerId, { at: number, nonce: number }>()
   private steadyArmed = false
   /** Roots of detours seen (probeDetour), to be probed next; bounded by MAX_DETOURS. */
   private readonly detours: PeerId[] = []
@@ -147,22 +147,31 @@ export class Probing {
     this.nearRunner?.numberFrom(first)
   }
 
-  /** A ping arrived and is answered now: a probe-req from the same peer will time the round trip. */
-  pinged (now: number, from: PeerId): void {
+  /**
+   * A ping arrived and is answered now: if it is a probe's (the prober's runner numbers
+   * them 1 and up), the probe-req that names its nonce will time the round trip. Liveness
+   * pings (0) and survey pings (SURVEY_NONCE) are followed by no probe-req: recorded, one
+   * that arrived between a probe's pong and its probe-req was taken for the probe's and
+   * timed a fraction of the RTT (0 behind a queued link), which the near table keeps for
+   * good as its smallest.
+   */
+  pinged (now: number, from: PeerId, nonce: number): void {
+    if (!(nonce > 0)) return
     if (this.pongAt.size >= MAX_PONGS_TRACKED && !this.pongAt.has(from)) this.pongAt.delete(this.pongAt.keys().next().value as PeerId)
-    this.pongAt.set(from, now)
+    this.pongAt.set(from, { at: now, nonce })
   }
 
   /**
-   * A prober asks for its download. The time since our pong is the prober's RTT to us, so
-   * a probe teaches locality to both ends. Returns the hints for the reply.
+   * A prober asks for its download (`nonce`: that of the probe's last ping, overlay/probe-runner.ts).
+   * The time since our pong to that ping is the prober's RTT to us, so a probe teaches
+   * locality to both ends. Returns the hints for the reply.
    */
-  requested (now: number, from: PeerId): NearHint[] {
-    const pongAt = this.pongAt.get(from)
-    if (pongAt !== undefined) {
+  requested (now: number, from: PeerId, nonce: number): NearHint[] {
+    const pong = this.pongAt.get(from)
+    if (pong !== undefined && pong.nonce === nonce) {
       this.pongAt.delete(from)
       // Only a live member's: a stranger's would stay in the near table for good (overlay/strangers.ts).
-      if (this.host.isAlive(from)) this.near.measuredRtt(from, now - pongAt)
+      if (this.host.isAlive(from)) this.near.measuredRtt(from, now - pong.at)
     }
     return this.near.nearest((p) => p !== from && this.host.isAlive(p))
   }

@@ -71,8 +71,8 @@ function harness (treeNewsGapMs = 50, running = true): { probing: Probing, sent:
   // Each peer probed us once: their RTTs are known (the requested() path of a probe).
   members.slice(1).forEach((p, i) => {
     const t = -100 + i
-    probing.pinged(t, p)
-    probing.requested(t + (i < 10 ? 0.3 : 6), p)
+    probing.pinged(t, p, 2)
+    probing.requested(t + (i < 10 ? 0.3 : 6), p, 2)
   })
   return { probing, sent, timers, members }
 }
@@ -135,7 +135,7 @@ describe('Probing: tree news and offers', () => {
   it('waiting offers are bounded by MAX_OFFERS (the oldest is dropped)', () => {
     const h = harness(50)
     // Make 30 near peers: every member at 0.3 ms.
-    h.members.slice(1).forEach((p, i) => { h.probing.pinged(i, p); h.probing.requested(i + 0.3, p) })
+    h.members.slice(1).forEach((p, i) => { h.probing.pinged(i, p, 2); h.probing.requested(i + 0.3, p, 2) })
     for (const p of h.members.slice(1)) h.probing.offered(100, p)
     // One in flight, MAX_OFFERS waiting: answer nothing, let each probe time out.
     let now = 100
