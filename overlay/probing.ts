@@ -124,6 +124,11 @@ export class Probing {
     const judged = (now: number, cand: PeerId, rtt: number, bw: number | undefined, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void => {
       this.near.measuredRtt(cand, rtt)
       this.near.addHints(cand, rtt, near)
+      // Hints may name peers that are gone or never were (a reply is remote input). The main
+      // lane prunes before each pick, but the near lane probes offerers between bursts and
+      // goes on while a main-lane probe waits for seconds: pruned here too, the table stays
+      // within its bound whoever is probed.
+      this.near.prune((p) => this.host.isAlive(p), this.host.alive().length)
       host.judged(now, cand, rtt, bw, entries)
     }
     const runnerHost = (candidate: () => PeerId | undefined): ConstructorParameters<typeof ProbeRunner>[0] => ({

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { NearPeers, NEAR_HINTS_PER_REPLY, NEAR_POOL_SIZE, NEAR_RTT_FACTOR } from '../overlay/near-peers.ts'
+import { NearPeers, MAX_NEAR_HINTS, NEAR_HINTS_PER_REPLY, NEAR_POOL_SIZE, NEAR_RTT_FACTOR } from '../overlay/near-peers.ts'
 import { Probing, type ProbingHost } from '../overlay/probing.ts'
 import type { Message } from '../overlay/messages.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
@@ -281,6 +281,26 @@ describe('Probing: near and random candidates', () => {
     h.probing.pinged(30, 'p09', 0)
     h.probing.requested(30.2, 'p09', 0)
     expect(h.probing.rttOf('p09')).toBeUndefined()
+  })
+
+  it('the near table stays bounded between bursts: a near peer offering again and again, its replies naming peers that are not members', () => {
+    const h = probingHarness(0.75, () => 0, true)
+    h.probing.pinged(0, 'p01', 2)
+    h.probing.requested(0.3, 'p01', 2) // p01 is near: its offers are probed
+    const near = (h.probing as unknown as { near: NearPeers }).near
+    for (let i = 0; i < 100; i++) {
+      const t = 10 + i
+      h.probing.offered(t, 'p01')
+      const ping = h.sent.at(-1) as { to: PeerId, msg: Message }
+      expect(ping).toMatchObject({ to: 'p01', msg: { t: 'ping' } })
+      h.probing.onPong(t + 0.3, 'p01', (ping.msg as { nonce: number }).nonce)
+      const req = h.sent.at(-1) as { to: PeerId, msg: Message }
+      expect(req.msg.t).toBe('probe-req')
+      const hints = Array.from({ length: MAX_NEAR_HINTS }, (_, j) => ({ peer: `x${i}-${j}`, rttMs: 0.1 }))
+      h.probing.onReply(t + 0.6, 'p01', { t: 'probe-rep', nonce: (req.msg as { nonce: number }).nonce, trees: [], padding: 1000, near: hints })
+      // 31 members: what prune keeps past, plus one reply's hints.
+      expect(near.size.measured + near.size.hinted).toBeLessThanOrEqual(2 * 31 + 16 + MAX_NEAR_HINTS)
+    }
   })
 
   it('a probe waiting for a peer that left is given up at once, and the next one starts', () => {
