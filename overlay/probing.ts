@@ -373,6 +373,18 @@ export class Probing {
     return DETOUR_RTT_FACTOR * this.near.nearestRtt((p) => this.host.isAlive(p))
   }
 
+  /**
+   * The schedule's next decision, for either lane; the burst's end is seen here, whichever
+   * lane meets it (when the near lane took the last probe, the main lane found the schedule
+   * idle already, and the detours the burst left were never queued).
+   */
+  private nextOfSchedule (): 'probe' | 'idle' {
+    const wasActive = this.schedule.isActive
+    const d = this.schedule.next(this.host.parentlessCount())
+    if (wasActive && d !== 'probe') this.burstEnded()
+    return d
+  }
+
   /** A burst ended: every detour its trees were left with is queued for one probe (probeDetour). */
   private burstEnded (): void {
     if (!this.cfg.probeDetour) return
@@ -411,9 +423,7 @@ export class Probing {
     if (!this.runner.inFlight) this.steadyProbe = false
     if (!this.host.isRunning()) return
     if (!this.runner.inFlight && this.mainLaneHasTarget()) {
-      const wasActive = this.schedule.isActive
-      if (this.schedule.next(this.host.parentlessCount()) !== 'probe') {
-        if (wasActive) this.burstEnded()
+      if (this.nextOfSchedule() !== 'probe') {
         if (this.detours.length > 0) { this.runner.start(now); if (this.runner.inFlight) return }
         this.armSteady(now)
         this.startNearLane(now)
@@ -446,7 +456,7 @@ export class Probing {
       }
       return
     }
-    if (!offer && this.schedule.next(this.host.parentlessCount()) !== 'probe') return
+    if (!offer && this.nextOfSchedule() !== 'probe') return
     if (!offer) this.nearNextAt = now + this.cfg.probeNearLaneGapMs
     lane.start(now)
   }
