@@ -335,8 +335,8 @@ export class Probing {
   }
 
   /**
-   * The near lane's next target: a near peer not probed in this burst, else the one probed
-   * longest ago (none known: undefined, the lane waits). It may thus ask the same few near
+   * The near lane's next target: a waiting offerer, else (in a burst only) a near peer not
+   * probed in this burst, else the one probed longest ago (none known: undefined, the lane waits). It may thus ask the same few near
    * peers again and again; the trees do not retry a candidate whose check just failed
    * (trees/tree-table.ts `refused`), or a parentless peer whose near peers are all its
    * descendants would hold its tree locked with doomed checks every few ms.
@@ -346,6 +346,9 @@ export class Probing {
       const offer = this.offers.shift() as PeerId
       if (offer !== this.runner.target && this.host.isAlive(offer)) { this.near.markProbed(offer); return offer }
     }
+    // Between bursts the lane runs for offers only: one whose peer died (or is the main
+    // lane's target) while it waited made it probe some near peer, outside any burst.
+    if (!this.schedule.isActive) return undefined
     const target = this.pickNear(this.runner.target)
     if (target !== undefined) this.near.markProbed(target)
     return target

@@ -132,6 +132,22 @@ describe('Probing: tree news and offers', () => {
     expect(pings(h.sent)).toEqual(['p03', 'p04'])
   })
 
+  it('between bursts the near lane probes offerers only: an offer whose peer died while it waited starts no probe of another peer', () => {
+    const h = harness(50)
+    h.probing.offered(0, 'p03')
+    h.probing.offered(0.1, 'p04') // waits behind p03's probe
+    // p04 dies before its turn.
+    h.members.splice(h.members.indexOf('p04'), 1)
+    h.probing.targetGone(0.2, 'p04')
+    const ping = h.sent.at(-1) as { to: PeerId, msg: Message }
+    h.probing.onPong(0.3, 'p03', (ping.msg as { nonce: number }).nonce)
+    const req = h.sent.at(-1) as { to: PeerId, msg: Message }
+    h.probing.onReply(0.6, 'p03', { t: 'probe-rep', nonce: (req.msg as { nonce: number }).nonce, trees: [], padding: 1000 })
+    // No burst, no offer left: nobody else is probed (it was some near peer, outside any burst).
+    expect(pings(h.sent)).toEqual(['p03'])
+    expect(h.probing.isProbing).toBe(false)
+  })
+
   it('waiting offers are bounded by MAX_OFFERS (the oldest is dropped)', () => {
     const h = harness(50)
     // Make 30 near peers: every member at 0.3 ms.
