@@ -248,10 +248,12 @@ export class Probing {
 
   /**
    * A peer offered (its trees got much better): if it is near, the near lane probes it
-   * next, between bursts too. Offers from peers not near, or not alive, are ignored.
+   * next, between bursts too. Offers from peers not near, or not alive, are ignored; all
+   * are with news off (`treeNewsGapMs` 0: 003's schedule alone decides who is probed, whatever
+   * another peer's config or a forged offer says).
    */
   offered (now: number, from: PeerId): void {
-    if (this.nearRunner === null || !this.host.isRunning() || from === this.host.self || !this.host.isAlive(from)) return
+    if (this.nearRunner === null || this.cfg.treeNewsGapMs <= 0 || !this.host.isRunning() || from === this.host.self || !this.host.isAlive(from)) return
     if (this.offers.includes(from) || this.nearRunner.target === from || !this.nearTest()(from)) return
     if (this.offers.length >= MAX_OFFERS) this.offers.shift()
     this.offers.push(from)

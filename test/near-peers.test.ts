@@ -119,7 +119,7 @@ describe('NearPeers', () => {
 })
 
 /** A Probing over three clusters of peers, with the network answering at given RTTs. */
-function probingHarness (nearFraction: number, randomValues: () => number, nearLane = false, probeNearLaneGapMs = 0, timers: number[] = []): { probing: Probing, sent: Array<{ to: PeerId, msg: Message }>, judged: PeerId[] } {
+function probingHarness (nearFraction: number, randomValues: () => number, nearLane = false, probeNearLaneGapMs = 0, timers: number[] = [], treeNewsGapMs = 0): { probing: Probing, sent: Array<{ to: PeerId, msg: Message }>, judged: PeerId[] } {
   const sent: Array<{ to: PeerId, msg: Message }> = []
   const judged: PeerId[] = []
   const members = ['me', ...Array.from({ length: 30 }, (_, i) => `p${String(i).padStart(2, '0')}`)]
@@ -136,7 +136,7 @@ function probingHarness (nearFraction: number, randomValues: () => number, nearL
     detourRoots: () => [],
     isRunning: () => true
   }
-  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs, treeNewsGapMs: 0, nearSurveyCount: 0 }), sent, judged }
+  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs, treeNewsGapMs, nearSurveyCount: 0 }), sent, judged }
 }
 
 /** Answers the probe in flight: peers p00-p09 are near (0.3 ms), the rest far (6 ms). */
@@ -284,7 +284,7 @@ describe('Probing: near and random candidates', () => {
   })
 
   it('the near table stays bounded between bursts: a near peer offering again and again, its replies naming peers that are not members', () => {
-    const h = probingHarness(0.75, () => 0, true)
+    const h = probingHarness(0.75, () => 0, true, 0, [], 50)
     h.probing.pinged(0, 'p01', 2)
     h.probing.requested(0.3, 'p01', 2) // p01 is near: its offers are probed
     const near = (h.probing as unknown as { near: NearPeers }).near

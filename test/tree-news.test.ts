@@ -109,6 +109,13 @@ describe('Probing: tree news and offers', () => {
     expect(offersSent(stopped.sent)).toEqual([])
   })
 
+  it("with treeNewsGapMs 0 offers are ignored too: 003's schedule alone decides who is probed (another peer's config, or a forged offer, does not)", () => {
+    const off = harness(0)
+    off.probing.offered(0, 'p03')
+    expect(pings(off.sent)).toEqual([])
+    expect(off.probing.isProbing).toBe(false)
+  })
+
   it('an offer from a near peer is probed at once, between bursts too; far, unknown and duplicate offers are not', () => {
     const h = harness(50)
     expect(h.probing.isProbing).toBe(false)
