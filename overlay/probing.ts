@@ -110,6 +110,8 @@ export class Probing {
   private nearTimerArmed = false
   /** Peers that offered (tree news), to be probed by the near lane; bounded by MAX_OFFERS. */
   private readonly offers: PeerId[] = []
+  /** When each recent offerer's last offer was taken, oldest first; bounded by MAX_OFFERS (older than half treeNewsGapMs: forgotten). */
+  private readonly offeredAt = new Map<PeerId, number>()
   /** Tree news waits to be sent at `newsAt` (at most one round per `treeNewsGapMs`). */
   private newsPending = false
   private newsAt = -Infinity
@@ -255,6 +257,17 @@ export class Probing {
   offered (now: number, from: PeerId): void {
     if (this.nearRunner === null || this.cfg.treeNewsGapMs <= 0 || !this.host.isRunning() || from === this.host.self || !this.host.isAlive(from)) return
     if (this.offers.includes(from) || this.nearRunner.target === from || !this.nearTest()(from)) return
+    // A sender offers at most once per treeNewsGapMs: one that offers again sooner than half
+    // that (links may bunch two rounds up) is not probed again; an offer flood made this peer
+    // probe it back to back, each offer a probe (one per RTT), for as long as it lasted.
+    const last = this.offeredAt.get(from)
+    if (last !== undefined && now - last < this.cfg.treeNewsGapMs / 2) return
+    this.offeredAt.delete(from)
+    this.offeredAt.set(from, now)
+    for (const [peer, at] of this.offeredAt) {
+      if (this.offeredAt.size <= MAX_OFFERS && now - at < this.cfg.treeNewsGapMs / 2) break
+      this.offeredAt.delete(peer)
+    }
     if (this.offers.length >= MAX_OFFERS) this.offers.shift()
     this.offers.push(from)
     this.startNearLane(now)

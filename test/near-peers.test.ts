@@ -289,7 +289,7 @@ describe('Probing: near and random candidates', () => {
     h.probing.requested(0.3, 'p01', 2) // p01 is near: its offers are probed
     const near = (h.probing as unknown as { near: NearPeers }).near
     for (let i = 0; i < 100; i++) {
-      const t = 10 + i
+      const t = 10 + i * 50 // once per treeNewsGapMs, as a sender's news goes
       h.probing.offered(t, 'p01')
       const ping = h.sent.at(-1) as { to: PeerId, msg: Message }
       expect(ping).toMatchObject({ to: 'p01', msg: { t: 'ping' } })

@@ -155,6 +155,24 @@ describe('Probing: tree news and offers', () => {
     expect(h.probing.isProbing).toBe(false)
   })
 
+  it('a peer offering again and again is probed at most about once per half treeNewsGapMs (a sender offers once per treeNewsGapMs)', () => {
+    const h = harness(50)
+    // p03 offers every millisecond for a second, and answers every probe at once.
+    for (let t = 0; t < 1000; t++) {
+      h.probing.offered(t, 'p03')
+      const last = h.sent.at(-1) as { to: PeerId, msg: Message }
+      if (last.msg.t !== 'ping' || last.to !== 'p03' || (last as { answered?: boolean }).answered === true) continue
+      ;(last as { answered?: boolean }).answered = true
+      h.probing.onPong(t + 0.3, 'p03', (last.msg as { nonce: number }).nonce)
+      const req = h.sent.at(-1) as { to: PeerId, msg: Message }
+      h.probing.onReply(t + 0.6, 'p03', { t: 'probe-rep', nonce: (req.msg as { nonce: number }).nonce, trees: [], padding: 1000 })
+    }
+    const probes = pings(h.sent).length
+    expect(probes).toBeGreaterThanOrEqual(20)
+    expect(probes).toBeLessThanOrEqual(1000 / 25 + 1)
+    expect(h.probing.isProbing).toBe(false)
+  })
+
   it('waiting offers are bounded by MAX_OFFERS (the oldest is dropped)', () => {
     const h = harness(50)
     // Make 30 near peers: every member at 0.3 ms.
