@@ -353,10 +353,10 @@ export class TreecastCore {
       case 'handoff': this.ownership.onHandoff(from, msg); break
       case 'handoff-ack': this.ownership.onHandoffAck(from); break
       case 'claim-ack': this.ownership.onClaimAck(from, msg.version, msg.ranges); break
-      case 'ping': this.probing.pinged(now, from); this.send(from, { t: 'pong', nonce: msg.nonce }); break
+      case 'ping': this.probing.pinged(now, from, msg.nonce); this.send(from, { t: 'pong', nonce: msg.nonce }); break
       case 'pong': this.probing.onPong(now, from, msg.nonce); break
       case 'offer': this.stats.offers++; this.probing.offered(now, from); break
-      case 'probe-req': this.send(from, { t: 'probe-rep', nonce: msg.nonce, trees: this.trees.probeEntries(), padding: msg.light === true ? 0 : this.config.probeBytes, near: this.probing.requested(now, from) }); break
+      case 'probe-req': this.send(from, { t: 'probe-rep', nonce: msg.nonce, trees: this.trees.probeEntries(), padding: msg.light === true ? 0 : this.config.probeBytes, near: this.probing.requested(now, from, msg.nonce) }); break
       case 'probe-rep': { const ended = this.probing.onReply(now, from, msg); if (ended !== undefined) { this.stats.probes++; if (ended === 'light') this.stats.probesLight++ } break }
       case 'tree': for (const op of msg.ops) this.trees.handleOp(now, from, op); break
       case 'chunk': this.streams.onChunk(now, from, msg); break

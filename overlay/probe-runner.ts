@@ -190,11 +190,15 @@ export class ProbeRunner {
   onTimer (now: number): void {
     const c = this.current
     if (c === null) return
-    if (now - c.sentAt >= this.cfg.probeTimeoutMs - 1e-9) {
+    // Compared with the very sum the timer was set at: `now - sentAt` can fall short of the
+    // timeout by more than the tolerance at the deadline itself once the clock passes 2^24 ms
+    // (rounding), and the same timer was set again for ever.
+    const deadline = c.sentAt + this.cfg.probeTimeoutMs
+    if (now >= deadline - 1e-9) {
       this.current = null
       this.host.finished(now)
     } else if (this.armedAt <= now) {
-      this.arm(c.sentAt + this.cfg.probeTimeoutMs)
+      this.arm(deadline)
     }
   }
 }

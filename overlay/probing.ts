@@ -95,8 +95,8 @@ export class Probing {
   private readonly near: NearPeers
   /** Bandwidths measured recently: a probe of the same peer then skips the download. */
   private readonly bandwidths: BandwidthMemory
-  /** When we answered each prober's ping (bounded): its probe-req then times its RTT to us. */
-  private readonly pongAt = new Map<PeerId, number>()
+  /** When we answered each prober's last probe ping, and its nonce (bounded): its probe-req, naming that nonce, then times its RTT to us. */
+  private readonly pongAt = new Map<PeerId, { at: number, nonce: number }>()
   private steadyArmed = false
   /** Roots of detours seen (probeDetour), to be probed next; bounded by MAX_DETOURS. */
   private readonly detours: PeerId[] = []
@@ -110,6 +110,8 @@ export class Probing {
   private nearTimerArmed = false
   /** Peers that offered (tree news), to be probed by the near lane; bounded by MAX_OFFERS. */
   private readonly offers: PeerId[] = []
+  /** When each recent offerer's last offer was taken, oldest first; bounded by MAX_OFFERS (older than half treeNewsGapMs: forgotten). */
+  private readonly offeredAt = new Map<PeerId, number>()
   /** Tree news waits to be sent at `newsAt` (at most one round per `treeNewsGapMs`). */
   private newsPending = false
   private newsAt = -Infinity
@@ -124,6 +126,11 @@ export class Probing {
     const judged = (now: number, cand: PeerId, rtt: number, bw: number | undefined, entries: readonly ProbeTreeEntry[], near: readonly NearHint[]): void => {
       this.near.measuredRtt(cand, rtt)
       this.near.addHints(cand, rtt, near)
+      // Hints may name peers that are gone or never were (a reply is remote input). The main
+      // lane prunes before each pick, but the near lane probes offerers between bursts and
+      // goes on while a main-lane probe waits for seconds: pruned here too, the table stays
+      // within its bound whoever is probed.
+      this.near.prune((p) => this.host.isAlive(p), this.host.alive().length)
       host.judged(now, cand, rtt, bw, entries)
     }
     const runnerHost = (candidate: () => PeerId | undefined): ConstructorParameters<typeof ProbeRunner>[0] => ({
@@ -147,22 +154,31 @@ export class Probing {
     this.nearRunner?.numberFrom(first)
   }
 
-  /** A ping arrived and is answered now: a probe-req from the same peer will time the round trip. */
-  pinged (now: number, from: PeerId): void {
+  /**
+   * A ping arrived and is answered now: if it is a probe's (the prober's runner numbers
+   * them 1 and up), the probe-req that names its nonce will time the round trip. Liveness
+   * pings (0) and survey pings (SURVEY_NONCE) are followed by no probe-req: recorded, one
+   * that arrived between a probe's pong and its probe-req was taken for the probe's and
+   * timed a fraction of the RTT (0 behind a queued link), which the near table keeps for
+   * good as its smallest.
+   */
+  pinged (now: number, from: PeerId, nonce: number): void {
+    if (!(nonce > 0)) return
     if (this.pongAt.size >= MAX_PONGS_TRACKED && !this.pongAt.has(from)) this.pongAt.delete(this.pongAt.keys().next().value as PeerId)
-    this.pongAt.set(from, now)
+    this.pongAt.set(from, { at: now, nonce })
   }
 
   /**
-   * A prober asks for its download. The time since our pong is the prober's RTT to us, so
-   * a probe teaches locality to both ends. Returns the hints for the reply.
+   * A prober asks for its download (`nonce`: that of the probe's last ping, overlay/probe-runner.ts).
+   * The time since our pong to that ping is the prober's RTT to us, so a probe teaches
+   * locality to both ends. Returns the hints for the reply.
    */
-  requested (now: number, from: PeerId): NearHint[] {
-    const pongAt = this.pongAt.get(from)
-    if (pongAt !== undefined) {
+  requested (now: number, from: PeerId, nonce: number): NearHint[] {
+    const pong = this.pongAt.get(from)
+    if (pong !== undefined && pong.nonce === nonce) {
       this.pongAt.delete(from)
       // Only a live member's: a stranger's would stay in the near table for good (overlay/strangers.ts).
-      if (this.host.isAlive(from)) this.near.measuredRtt(from, now - pongAt)
+      if (this.host.isAlive(from)) this.near.measuredRtt(from, now - pong.at)
     }
     return this.near.nearest((p) => p !== from && this.host.isAlive(p))
   }
@@ -239,11 +255,24 @@ export class Probing {
 
   /**
    * A peer offered (its trees got much better): if it is near, the near lane probes it
-   * next, between bursts too. Offers from peers not near, or not alive, are ignored.
+   * next, between bursts too. Offers from peers not near, or not alive, are ignored; all
+   * are with news off (`treeNewsGapMs` 0: 003's schedule alone decides who is probed, whatever
+   * another peer's config or a forged offer says).
    */
   offered (now: number, from: PeerId): void {
-    if (this.nearRunner === null || !this.host.isRunning() || from === this.host.self || !this.host.isAlive(from)) return
+    if (this.nearRunner === null || this.cfg.treeNewsGapMs <= 0 || !this.host.isRunning() || from === this.host.self || !this.host.isAlive(from)) return
     if (this.offers.includes(from) || this.nearRunner.target === from || !this.nearTest()(from)) return
+    // A sender offers at most once per treeNewsGapMs: one that offers again sooner than half
+    // that (links may bunch two rounds up) is not probed again; an offer flood made this peer
+    // probe it back to back, each offer a probe (one per RTT), for as long as it lasted.
+    const last = this.offeredAt.get(from)
+    if (last !== undefined && now - last < this.cfg.treeNewsGapMs / 2) return
+    this.offeredAt.delete(from)
+    this.offeredAt.set(from, now)
+    for (const [peer, at] of this.offeredAt) {
+      if (this.offeredAt.size <= MAX_OFFERS && now - at < this.cfg.treeNewsGapMs / 2) break
+      this.offeredAt.delete(peer)
+    }
     if (this.offers.length >= MAX_OFFERS) this.offers.shift()
     this.offers.push(from)
     this.startNearLane(now)
@@ -326,8 +355,8 @@ export class Probing {
   }
 
   /**
-   * The near lane's next target: a near peer not probed in this burst, else the one probed
-   * longest ago (none known: undefined, the lane waits). It may thus ask the same few near
+   * The near lane's next target: a waiting offerer, else (in a burst only) a near peer not
+   * probed in this burst, else the one probed longest ago (none known: undefined, the lane waits). It may thus ask the same few near
    * peers again and again; the trees do not retry a candidate whose check just failed
    * (trees/tree-table.ts `refused`), or a parentless peer whose near peers are all its
    * descendants would hold its tree locked with doomed checks every few ms.
@@ -337,6 +366,9 @@ export class Probing {
       const offer = this.offers.shift() as PeerId
       if (offer !== this.runner.target && this.host.isAlive(offer)) { this.near.markProbed(offer); return offer }
     }
+    // Between bursts the lane runs for offers only: one whose peer died (or is the main
+    // lane's target) while it waited made it probe some near peer, outside any burst.
+    if (!this.schedule.isActive) return undefined
     const target = this.pickNear(this.runner.target)
     if (target !== undefined) this.near.markProbed(target)
     return target
@@ -362,6 +394,18 @@ export class Probing {
   /** RTT from which a parent counts as far: DETOUR_RTT_FACTOR times the nearest live peer's (Infinity when none is known). */
   private farRttMs (): number {
     return DETOUR_RTT_FACTOR * this.near.nearestRtt((p) => this.host.isAlive(p))
+  }
+
+  /**
+   * The schedule's next decision, for either lane; the burst's end is seen here, whichever
+   * lane meets it (when the near lane took the last probe, the main lane found the schedule
+   * idle already, and the detours the burst left were never queued).
+   */
+  private nextOfSchedule (): 'probe' | 'idle' {
+    const wasActive = this.schedule.isActive
+    const d = this.schedule.next(this.host.parentlessCount())
+    if (wasActive && d !== 'probe') this.burstEnded()
+    return d
   }
 
   /** A burst ended: every detour its trees were left with is queued for one probe (probeDetour). */
@@ -402,9 +446,7 @@ export class Probing {
     if (!this.runner.inFlight) this.steadyProbe = false
     if (!this.host.isRunning()) return
     if (!this.runner.inFlight && this.mainLaneHasTarget()) {
-      const wasActive = this.schedule.isActive
-      if (this.schedule.next(this.host.parentlessCount()) !== 'probe') {
-        if (wasActive) this.burstEnded()
+      if (this.nextOfSchedule() !== 'probe') {
         if (this.detours.length > 0) { this.runner.start(now); if (this.runner.inFlight) return }
         this.armSteady(now)
         this.startNearLane(now)
@@ -437,7 +479,7 @@ export class Probing {
       }
       return
     }
-    if (!offer && this.schedule.next(this.host.parentlessCount()) !== 'probe') return
+    if (!offer && this.nextOfSchedule() !== 'probe') return
     if (!offer) this.nearNextAt = now + this.cfg.probeNearLaneGapMs
     lane.start(now)
   }

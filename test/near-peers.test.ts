@@ -4,11 +4,12 @@
  */
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { NearPeers, NEAR_HINTS_PER_REPLY, NEAR_POOL_SIZE, NEAR_RTT_FACTOR } from '../overlay/near-peers.ts'
+import { NearPeers, MAX_NEAR_HINTS, NEAR_HINTS_PER_REPLY, NEAR_POOL_SIZE, NEAR_RTT_FACTOR } from '../overlay/near-peers.ts'
 import { Probing, type ProbingHost } from '../overlay/probing.ts'
 import type { Message } from '../overlay/messages.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { fakeProbingHost } from './probing-fixtures.ts'
+import { SURVEY_NONCE } from '../overlay/near-survey.ts'
 
 const alive = (): boolean => true
 
@@ -118,7 +119,7 @@ describe('NearPeers', () => {
 })
 
 /** A Probing over three clusters of peers, with the network answering at given RTTs. */
-function probingHarness (nearFraction: number, randomValues: () => number, nearLane = false, probeNearLaneGapMs = 0, timers: number[] = []): { probing: Probing, sent: Array<{ to: PeerId, msg: Message }>, judged: PeerId[] } {
+function probingHarness (nearFraction: number, randomValues: () => number, nearLane = false, probeNearLaneGapMs = 0, timers: number[] = [], treeNewsGapMs = 0): { probing: Probing, sent: Array<{ to: PeerId, msg: Message }>, judged: PeerId[] } {
   const sent: Array<{ to: PeerId, msg: Message }> = []
   const judged: PeerId[] = []
   const members = ['me', ...Array.from({ length: 30 }, (_, i) => `p${String(i).padStart(2, '0')}`)]
@@ -135,7 +136,7 @@ function probingHarness (nearFraction: number, randomValues: () => number, nearL
     detourRoots: () => [],
     isRunning: () => true
   }
-  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs, treeNewsGapMs: 0, nearSurveyCount: 0 }), sent, judged }
+  return { probing: new Probing(host, { probeExtraCount: 40, steadyProbeIntervalMs: 0, probeTimeoutMs: 1000, probeBytes: 1000, probePingCount: 1, probeNearFraction: nearFraction, probeNearLane: nearLane, probeDetour: false, probeBandwidthReuseMs: 0, probeNearLaneGapMs, treeNewsGapMs, nearSurveyCount: 0 }), sent, judged }
 }
 
 /** Answers the probe in flight: peers p00-p09 are near (0.3 ms), the rest far (6 ms). */
@@ -159,8 +160,8 @@ describe('Probing: the near lane', () => {
     let i = 0
     const h = probingHarness(0.5, () => values[i++ % values.length] as number, true)
     // p05 probed us: 0.4 ms away, a near peer is known.
-    h.probing.pinged(-1, 'p05')
-    h.probing.requested(-0.6, 'p05')
+    h.probing.pinged(-1, 'p05', 2)
+    h.probing.requested(-0.6, 'p05', 2)
     h.probing.trigger(0)
     const answered = new Set<number>()
     const isNearPeer = (p: PeerId): boolean => Number(p.slice(1)) < 10
@@ -194,8 +195,8 @@ describe('Probing: the near lane', () => {
     const timers: number[] = []
     // The main lane's picks are far (0.9 > 0.5) and stay unanswered.
     const h = probingHarness(0.5, () => 0.9, true, 10, timers)
-    h.probing.pinged(-1, 'p05')
-    h.probing.requested(-0.6, 'p05')
+    h.probing.pinged(-1, 'p05', 2)
+    h.probing.requested(-0.6, 'p05', 2)
     h.probing.trigger(0)
     const nearPings = (): Array<{ to: PeerId, msg: Message }> => h.sent.filter((s) => s.msg.t === 'ping' && Number(s.to.slice(1)) < 10)
     expect(nearPings()).toHaveLength(1)
@@ -248,16 +249,58 @@ describe('Probing: near and random candidates', () => {
 
   it('a probe times its RTT at the probed peer too: ping answered, then probe-req', () => {
     const h = probingHarness(0.75, () => 0)
-    h.probing.pinged(10, 'p05')
-    const hints = h.probing.requested(10.4, 'p05')
+    h.probing.pinged(10, 'p05', 2)
+    const hints = h.probing.requested(10.4, 'p05', 2)
     expect(hints).toEqual([])
     expect(h.probing.rttOf('p05')).toBeCloseTo(0.4)
     // The next reply lists it.
-    h.probing.pinged(20, 'p07')
-    expect(h.probing.requested(20.3, 'p07')).toEqual([{ peer: 'p05', rttMs: expect.closeTo(0.4) as unknown as number }])
+    h.probing.pinged(20, 'p07', 2)
+    expect(h.probing.requested(20.3, 'p07', 2)).toEqual([{ peer: 'p05', rttMs: expect.closeTo(0.4) as unknown as number }])
     // A probe-req without an answered ping measures nothing.
-    h.probing.requested(30, 'p09')
+    h.probing.requested(30, 'p09', 2)
     expect(h.probing.rttOf('p09')).toBeUndefined()
+  })
+
+  it("times the prober's RTT from the pong of the ping its probe-req names: another ping in between (liveness, survey, forged) measures nothing", () => {
+    const h = probingHarness(0.75, () => 0)
+    // p05 probes us (ping nonce 6); before its probe-req comes, a liveness ping (nonce 0)
+    // it sent meanwhile arrives too. Timed from that pong, the RTT was 0.1 ms instead of
+    // 0.4, and the smallest RTT is kept for good (near table, linkFarRttMs).
+    h.probing.pinged(10, 'p05', 6)
+    h.probing.pinged(10.3, 'p05', 0)
+    h.probing.pinged(10.35, 'p05', SURVEY_NONCE)
+    h.probing.requested(10.4, 'p05', 6)
+    expect(h.probing.rttOf('p05')).toBeCloseTo(0.4)
+    // A probe-req naming another nonce than the ping answered (a replay, a stale request) measures nothing.
+    h.probing.pinged(20, 'p07', 8)
+    h.probing.requested(20.1, 'p07', 10)
+    expect(h.probing.rttOf('p07')).toBeUndefined()
+    h.probing.requested(20.3, 'p07', 8)
+    expect(h.probing.rttOf('p07')).toBeCloseTo(0.3)
+    // A liveness ping alone times nothing.
+    h.probing.pinged(30, 'p09', 0)
+    h.probing.requested(30.2, 'p09', 0)
+    expect(h.probing.rttOf('p09')).toBeUndefined()
+  })
+
+  it('the near table stays bounded between bursts: a near peer offering again and again, its replies naming peers that are not members', () => {
+    const h = probingHarness(0.75, () => 0, true, 0, [], 50)
+    h.probing.pinged(0, 'p01', 2)
+    h.probing.requested(0.3, 'p01', 2) // p01 is near: its offers are probed
+    const near = (h.probing as unknown as { near: NearPeers }).near
+    for (let i = 0; i < 100; i++) {
+      const t = 10 + i * 50 // once per treeNewsGapMs, as a sender's news goes
+      h.probing.offered(t, 'p01')
+      const ping = h.sent.at(-1) as { to: PeerId, msg: Message }
+      expect(ping).toMatchObject({ to: 'p01', msg: { t: 'ping' } })
+      h.probing.onPong(t + 0.3, 'p01', (ping.msg as { nonce: number }).nonce)
+      const req = h.sent.at(-1) as { to: PeerId, msg: Message }
+      expect(req.msg.t).toBe('probe-req')
+      const hints = Array.from({ length: MAX_NEAR_HINTS }, (_, j) => ({ peer: `x${i}-${j}`, rttMs: 0.1 }))
+      h.probing.onReply(t + 0.6, 'p01', { t: 'probe-rep', nonce: (req.msg as { nonce: number }).nonce, trees: [], padding: 1000, near: hints })
+      // 31 members: what prune keeps past, plus one reply's hints.
+      expect(near.size.measured + near.size.hinted).toBeLessThanOrEqual(2 * 31 + 16 + MAX_NEAR_HINTS)
+    }
   })
 
   it('a probe waiting for a peer that left is given up at once, and the next one starts', () => {
@@ -296,8 +339,8 @@ describe('Probing: detour probes (probeDetour)', () => {
   it('when a burst ends, each root reached through a detour is probed once', () => {
     const detours = new Set<PeerId>(['p20', 'p25'])
     const h = detourHarness(detours)
-    h.probing.pinged(-1, 'p00')
-    h.probing.requested(-0.7, 'p00') // a near peer at 0.3 ms: "far" is 1.2 ms and more
+    h.probing.pinged(-1, 'p00', 2)
+    h.probing.requested(-0.7, 'p00', 2) // a near peer at 0.3 ms: "far" is 1.2 ms and more
     h.probing.trigger(0)
     let now = 0
     for (let i = 0; i < 10 && h.probing.isProbing; i++) now = h.answerLast(now)
@@ -318,8 +361,8 @@ describe('Probing: detour probes (probeDetour)', () => {
   it('a detour that appears after the burst is probed at once; near parents and bursts in progress are left alone', () => {
     const detours = new Set<PeerId>()
     const h = detourHarness(detours)
-    h.probing.pinged(-1, 'p00')
-    h.probing.requested(-0.7, 'p00')
+    h.probing.pinged(-1, 'p00', 2)
+    h.probing.requested(-0.7, 'p00', 2)
     h.probing.trigger(0)
     let now = 0
     h.probing.detourSeen(now, 'p07', 6, 6) // during the burst: ignored (the burst's end scans)
@@ -338,8 +381,8 @@ describe('Probing: detour probes (probeDetour)', () => {
   it('the queue of detour roots stays bounded when bursts keep interrupting it', () => {
     const detours = new Set<PeerId>(Array.from({ length: 29 }, (_, i) => `p${String(i + 1).padStart(2, '0')}`))
     const h = detourHarness(detours)
-    h.probing.pinged(-1, 'p00')
-    h.probing.requested(-0.7, 'p00')
+    h.probing.pinged(-1, 'p00', 2)
+    h.probing.requested(-0.7, 'p00', 2)
     const queue = (): number => (h.probing as unknown as { detours: PeerId[] }).detours.length
     let now = 0
     for (let burst = 0; burst < 20; burst++) {
@@ -353,8 +396,8 @@ describe('Probing: detour probes (probeDetour)', () => {
   it('off: no probe outside the burst', () => {
     const detours = new Set<PeerId>(['p20'])
     const h = detourHarness(detours, false)
-    h.probing.pinged(-1, 'p00')
-    h.probing.requested(-0.7, 'p00')
+    h.probing.pinged(-1, 'p00', 2)
+    h.probing.requested(-0.7, 'p00', 2)
     h.probing.trigger(0)
     let now = 0
     for (let i = 0; i < 10 && h.probing.isProbing; i++) now = h.answerLast(now)

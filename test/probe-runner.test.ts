@@ -77,6 +77,22 @@ describe('ProbeRunner', () => {
     expect(h.timers).toEqual([3000, 3040, 7000])
   })
 
+  it('gives a silent probe up when its timer fires at the deadline it set, however large the clock (a driver up for hours)', () => {
+    // 2^24 ms (4.7 hours) lies inside the probe's window: sentAt + 3000 rounds down by 1.9e-9,
+    // more than 1e-9: the deadline check (now - sentAt >= timeout - 1e-9) failed at the timer's
+    // own time, and the runner set the same timer again: a driver running every deadline due
+    // at `now` (the core's handleTimeout) would loop for ever.
+    const sentAt = 16776738.828745024
+    const h = harness(1)
+    h.runner.start(sentAt)
+    const at = h.timers[0] as number
+    expect(at).toBe(sentAt + 3000)
+    h.runner.onTimer(at)
+    expect(h.finished).toEqual([at])
+    expect(h.runner.inFlight).toBe(false)
+    expect(h.timers).toEqual([at])
+  })
+
   it("numbers its nonces in its incarnation's block: an earlier incarnation's pong, still on the wire, times nothing", () => {
     const old = harness(1)
     old.runner.start(0)

@@ -71,8 +71,8 @@ function harness (treeNewsGapMs = 50, running = true): { probing: Probing, sent:
   // Each peer probed us once: their RTTs are known (the requested() path of a probe).
   members.slice(1).forEach((p, i) => {
     const t = -100 + i
-    probing.pinged(t, p)
-    probing.requested(t + (i < 10 ? 0.3 : 6), p)
+    probing.pinged(t, p, 2)
+    probing.requested(t + (i < 10 ? 0.3 : 6), p, 2)
   })
   return { probing, sent, timers, members }
 }
@@ -109,6 +109,13 @@ describe('Probing: tree news and offers', () => {
     expect(offersSent(stopped.sent)).toEqual([])
   })
 
+  it("with treeNewsGapMs 0 offers are ignored too: 003's schedule alone decides who is probed (another peer's config, or a forged offer, does not)", () => {
+    const off = harness(0)
+    off.probing.offered(0, 'p03')
+    expect(pings(off.sent)).toEqual([])
+    expect(off.probing.isProbing).toBe(false)
+  })
+
   it('an offer from a near peer is probed at once, between bursts too; far, unknown and duplicate offers are not', () => {
     const h = harness(50)
     expect(h.probing.isProbing).toBe(false)
@@ -132,10 +139,44 @@ describe('Probing: tree news and offers', () => {
     expect(pings(h.sent)).toEqual(['p03', 'p04'])
   })
 
+  it('between bursts the near lane probes offerers only: an offer whose peer died while it waited starts no probe of another peer', () => {
+    const h = harness(50)
+    h.probing.offered(0, 'p03')
+    h.probing.offered(0.1, 'p04') // waits behind p03's probe
+    // p04 dies before its turn.
+    h.members.splice(h.members.indexOf('p04'), 1)
+    h.probing.targetGone(0.2, 'p04')
+    const ping = h.sent.at(-1) as { to: PeerId, msg: Message }
+    h.probing.onPong(0.3, 'p03', (ping.msg as { nonce: number }).nonce)
+    const req = h.sent.at(-1) as { to: PeerId, msg: Message }
+    h.probing.onReply(0.6, 'p03', { t: 'probe-rep', nonce: (req.msg as { nonce: number }).nonce, trees: [], padding: 1000 })
+    // No burst, no offer left: nobody else is probed (it was some near peer, outside any burst).
+    expect(pings(h.sent)).toEqual(['p03'])
+    expect(h.probing.isProbing).toBe(false)
+  })
+
+  it('a peer offering again and again is probed at most about once per half treeNewsGapMs (a sender offers once per treeNewsGapMs)', () => {
+    const h = harness(50)
+    // p03 offers every millisecond for a second, and answers every probe at once.
+    for (let t = 0; t < 1000; t++) {
+      h.probing.offered(t, 'p03')
+      const last = h.sent.at(-1) as { to: PeerId, msg: Message }
+      if (last.msg.t !== 'ping' || last.to !== 'p03' || (last as { answered?: boolean }).answered === true) continue
+      ;(last as { answered?: boolean }).answered = true
+      h.probing.onPong(t + 0.3, 'p03', (last.msg as { nonce: number }).nonce)
+      const req = h.sent.at(-1) as { to: PeerId, msg: Message }
+      h.probing.onReply(t + 0.6, 'p03', { t: 'probe-rep', nonce: (req.msg as { nonce: number }).nonce, trees: [], padding: 1000 })
+    }
+    const probes = pings(h.sent).length
+    expect(probes).toBeGreaterThanOrEqual(20)
+    expect(probes).toBeLessThanOrEqual(1000 / 25 + 1)
+    expect(h.probing.isProbing).toBe(false)
+  })
+
   it('waiting offers are bounded by MAX_OFFERS (the oldest is dropped)', () => {
     const h = harness(50)
     // Make 30 near peers: every member at 0.3 ms.
-    h.members.slice(1).forEach((p, i) => { h.probing.pinged(i, p); h.probing.requested(i + 0.3, p) })
+    h.members.slice(1).forEach((p, i) => { h.probing.pinged(i, p, 2); h.probing.requested(i + 0.3, p, 2) })
     for (const p of h.members.slice(1)) h.probing.offered(100, p)
     // One in flight, MAX_OFFERS waiting: answer nothing, let each probe time out.
     let now = 100
