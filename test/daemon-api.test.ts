@@ -5,8 +5,13 @@
  * refuses unknown fields: `{"op":"sum","length":2,"extra":1}` was answered 200, and
  * `?tre=bw` or `?wait=yes` silently ran with the defaults. Good requests still work.
  * test/daemon.test.ts covers the other 4xx answers against daemon processes.
+ * A request target that is no URL (`GET //[`, even without a token) got no answer at all:
+ * parsing it threw before the handler's try, the connection hung (no request timeout) and
+ * the rejection was unhandled (a stack trace in the daemon's log; a crash for a program
+ * that embeds ControlApi without an unhandledRejection handler). Now it is a 400.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -122,5 +127,40 @@ describe('control API: unknown fields and parameters', () => {
     }
     expect((await c.trees(daemon.node()!.id)).length).toBe(2)
     expect((await c.send(5, new Uint8Array([9]))).bytes).toBe(1)
+  })
+})
+
+/** Sends `head` (a raw request without body) and resolves with the status line and body, or 'no answer' after 3 s. */
+async function raw (head: string): Promise<{ statusLine: string, body: string }> {
+  const { port } = new URL(url)
+  return await new Promise((resolve) => {
+    const s = connect(Number(port), '127.0.0.1', () => { s.write(head) })
+    let out = ''
+    const timer = setTimeout(() => { s.destroy(); resolve({ statusLine: 'no answer', body: '' }) }, 3000)
+    s.setEncoding('utf8').on('data', (d: string) => { out += d })
+    s.on('close', () => {
+      clearTimeout(timer)
+      resolve({ statusLine: out.split('\r\n')[0] ?? '', body: out.slice(out.indexOf('\r\n\r\n') + 4) })
+    })
+    s.on('error', () => {})
+  })
+}
+
+describe('control API: a request target that is not a URL', () => {
+  it('is answered 400 with a JSON error, with or without the token, and the daemon still answers', async () => {
+    const rejections: unknown[] = []
+    const onRejection = (r: unknown): void => { rejections.push(r) }
+    process.on('unhandledRejection', onRejection)
+    try {
+      for (const token of [auth.authorization, undefined]) {
+        const r = await raw(`GET //[ HTTP/1.1\r\nHost: x\r\n${token !== undefined ? `Authorization: ${token}\r\n` : ''}Connection: close\r\n\r\n`)
+        expect(r.statusLine).toMatch(/^HTTP\/1\.1 400 /)
+        expect(JSON.parse(r.body)).toEqual({ error: expect.stringMatching(/request target/) })
+      }
+      expect(rejections).toEqual([])
+      expect((await call('GET', '/status')).status).toBe(200)
+    } finally {
+      process.off('unhandledRejection', onRejection)
+    }
   })
 })

@@ -114,9 +114,11 @@ export class ControlApi {
   }
 
   private async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://local')
-    const route = `${req.method ?? 'GET'} ${url.pathname}`
+    // Parsed inside the try: a target that is no URL (`GET //[`) threw here, unanswered.
+    let route = `${req.method ?? 'GET'} ?`
     try {
+      const url = parseTarget(req.url)
+      route = `${req.method ?? 'GET'} ${url.pathname}`
       if (!this.authorized(req)) throw new HttpError(401, 'missing or wrong bearer token (see api.json)')
       await this.route(route, url, req, res)
     } catch (err) {
@@ -253,6 +255,15 @@ export class ControlApi {
     const end = (): void => { clearInterval(ping); unsubscribe(); this.streams.delete(res) }
     req.on('close', end)
     res.on('close', end)
+  }
+}
+
+/** A request's target as a URL; one that is not (`//[`) is a 400. */
+function parseTarget (target: string | undefined): URL {
+  try {
+    return new URL(target ?? '/', 'http://local')
+  } catch {
+    throw new HttpError(400, `bad request target ${JSON.stringify(target)}`)
   }
 }
 
