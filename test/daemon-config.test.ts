@@ -3,6 +3,12 @@
  * precedence is defaults < file < environment < flags, and every bad value is a
  * ConfigError naming its field (the CLI turns it into exit code 2; test/daemon.test.ts
  * checks that end to end).
+ *
+ * Limits the daemon met only after it had started: `vnodes` past 2^31 (virtual node ids are
+ * below 2^31) passed and the start failed with exit 1 (`range [0, 4294967296) outside
+ * [0, 2^31)`); a time past 2^31 - 1 ms (Node's longest timer) passed and Node set it to
+ * 1 ms: `shutdownTimeoutMs` 99999999999 exited 1 at once ("shutdown took too long"), and
+ * `joinTimeoutMs` as much failed every join at once ("no answer"). Both are config errors now.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -122,5 +128,27 @@ describe('daemon config files', () => {
     }
     expect(fieldOf(() => readPsk(file('k6', `/key/swarm/psk/1.0.0/\n/base16/\n${hex.slice(2)}\n`)))).toBe('pskFile')
     expect(fieldOf(() => readPsk(file('k7', `${hex}\n`)))).toBe('pskFile')
+  })
+})
+
+describe('limits the daemon met only after it had started', () => {
+  it('vnodes past 2^31 is a config error naming vnodes; 2^31 is the largest accepted', () => {
+    for (const v of [String(2 ** 31 + 1), String(2 ** 32)]) {
+      expect(fieldOf(() => resolveConfig({ file: {}, env: {}, flags: { vnodes: v } }))).toBe('vnodes')
+    }
+    expect(resolveConfig({ file: {}, env: {}, flags: { vnodes: String(2 ** 31) } }).vnodes).toBe(2 ** 31)
+  })
+
+  it('a time past 2^31 - 1 ms (Node runs longer timers after 1 ms) is a config error naming the field', () => {
+    const tooLong = String(2 ** 31)
+    expect(fieldOf(() => resolveConfig({ file: {}, env: {}, flags: { shutdownTimeoutMs: tooLong } }))).toBe('shutdownTimeoutMs')
+    expect(fieldOf(() => resolveConfig({ file: {}, env: { TREECAST_JOIN_TIMEOUT_MS: tooLong } }))).toBe('joinTimeoutMs')
+    expect(fieldOf(() => resolveConfig({ file: {}, env: {}, flags: { leaveTimeoutMs: tooLong } }))).toBe('core.leaveTimeoutMs')
+    expect(fieldOf(() => resolveConfig({ file: { core: { transferIdleMs: 2 ** 31 } }, env: {} }))).toBe('core.transferIdleMs')
+    expect(fieldOf(() => resolveConfig({ file: { net: { dialTimeoutMs: 2 ** 31 } }, env: {} }))).toBe('net.dialTimeoutMs')
+    expect(() => resolveConfig({ file: {}, env: {}, flags: { shutdownTimeoutMs: tooLong } })).toThrow(/2147483647/)
+    const longest = String(2 ** 31 - 1)
+    const ok = resolveConfig({ file: {}, env: {}, flags: { shutdownTimeoutMs: longest, joinTimeoutMs: longest, leaveTimeoutMs: longest } })
+    expect([ok.shutdownTimeoutMs, ok.joinTimeoutMs, ok.core.leaveTimeoutMs]).toEqual([2 ** 31 - 1, 2 ** 31 - 1, 2 ** 31 - 1])
   })
 })

@@ -12,6 +12,7 @@ import { parse as parseToml } from 'smol-toml'
 import { resolveCoreConfig, type CoreInit } from '../../overlay/config.ts'
 import { DEFAULT_NODE_NET, resolveNodeConfig, type NodeNetInit } from '../config.ts'
 import { unknownKey } from '../../overlay/unknown-keys.ts'
+import { DEFAULT_CODEC_LIMITS } from '../../overlay/codec.ts'
 import { IntervalSet } from '../../virtual-nodes/interval-set.ts'
 
 /** A bad configuration value; `field` is the config key (as in the file). */
@@ -262,12 +263,15 @@ function validate (cfg: DaemonConfig): void {
     }
   }
   for (const a of cfg.join) if (!a.includes('/p2p/')) throw new ConfigError('join', `must end in /p2p/<peer id>: ${a}`)
-  if (!(cfg.vnodes >= 1 && cfg.vnodes <= 2 ** 32)) throw new ConfigError('vnodes', `must be in 1..2^32, got ${cfg.vnodes}`)
+  // Virtual node ids are below 2^31 (virtual-nodes/interval-set.ts): more failed at start, exit 1.
+  const maxVnodes = DEFAULT_CODEC_LIMITS.vnodeUniverse
+  if (!(cfg.vnodes >= 1 && cfg.vnodes <= maxVnodes)) throw new ConfigError('vnodes', `must be in 1..${maxVnodes} (2^31), got ${cfg.vnodes}`)
   if (cfg.want !== undefined) parseRanges(cfg.want)
   parseHostPort(cfg.apiListen)
   if (cfg.shutdownTimeoutMs < 1) throw new ConfigError('shutdownTimeoutMs', 'must be positive')
   if (cfg.joinTimeoutMs < 1) throw new ConfigError('joinTimeoutMs', 'must be positive')
   if (cfg.pskFile !== undefined) readPsk(cfg.pskFile)
+  checkTimes(cfg)
   // The node's own validation, with its field names prefixed.
   const unknownCore = unknownKey(cfg.core, Object.keys(resolveCoreConfig()))
   if (unknownCore !== undefined) throw new ConfigError(`core.${unknownCore}`, 'unknown field')
@@ -275,6 +279,27 @@ function validate (cfg: DaemonConfig): void {
   const unknownNet = unknownKey(cfg.net, Object.keys(DEFAULT_NODE_NET))
   if (unknownNet !== undefined) throw new ConfigError(`net.${unknownNet}`, 'unknown field')
   try { resolveNodeConfig(cfg.net) } catch (err) { throw new ConfigError(`net.${fieldOf(err)}`, (err as Error).message) }
+}
+
+/** Node's longest timer: a longer one fires after 1 ms (with a TimeoutOverflowWarning). */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * Every time in milliseconds (a field ending in `Ms`, here and in `core` and `net`) fits a
+ * Node timer: `shutdownTimeoutMs` 99999999999 made the daemon exit 1 at once ("shutdown
+ * took too long"), and such a `joinTimeoutMs` failed every join at once.
+ */
+function checkTimes (cfg: DaemonConfig): void {
+  const fields: Array<[string, unknown]> = [
+    ...Object.entries(cfg).filter(([k]) => k !== 'core' && k !== 'net'),
+    ...Object.entries(cfg.core).map(([k, v]): [string, unknown] => [`core.${k}`, v]),
+    ...Object.entries(cfg.net).map(([k, v]): [string, unknown] => [`net.${k}`, v])
+  ]
+  for (const [field, v] of fields) {
+    if (field.endsWith('Ms') && typeof v === 'number' && v > MAX_TIMER_MS) {
+      throw new ConfigError(field, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days, Node's longest timer), got ${v}`)
+    }
+  }
 }
 
 /** The field an InvalidConfigError's message starts with (the node's errors name it first). */
