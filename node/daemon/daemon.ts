@@ -24,7 +24,7 @@ import { contribution } from './contribute.ts'
 import type { Logger } from './log.ts'
 import { DaemonMetrics } from './metrics.ts'
 import { lockDataDir, type DataDirLock } from './lock.ts'
-import { ensureDataDir, loadOrCreateKey, readState, removeApiInfo, writeApiInfo, writeState } from './state.ts'
+import { ensureDataDir, keepBadState, loadOrCreateKey, readState, removeApiInfo, StateFileError, writeApiInfo, writeState, type SavedState } from './state.ts'
 
 export type Phase = 'starting' | 'joining' | 'running' | 'leaving' | 'stopped'
 
@@ -104,7 +104,7 @@ export class Daemon implements ApiHost {
     this.apiUrl = await this.api.listen(host, port)
     this.log.info('control api listening', { url: this.apiUrl })
 
-    const saved = cfg.fresh ? undefined : readState(cfg.dataDir)
+    const saved = cfg.fresh ? undefined : this.savedState()
     let want: IntervalSet | undefined
     // Saved ranges are asked for in the overlay they were owned in: a contact of an overlay
     // of another size ignores them (state.json reused elsewhere took every virtual node).
@@ -165,6 +165,19 @@ export class Daemon implements ApiHost {
     if (this.shuttingDown) return
     this.phase = 'running'
     this.saveState()
+  }
+
+  /** state.json; one that cannot be used is kept as state.json.bad, with a warning, and the daemon joins as a new peer. */
+  private savedState (): SavedState | undefined {
+    try {
+      return readState(this.cfg.dataDir)
+    } catch (err) {
+      if (!(err instanceof StateFileError)) throw err
+      let keptAs: string | undefined
+      try { keptAs = keepBadState(this.cfg.dataDir) } catch { /* left in place: written over once this peer owns virtual nodes */ }
+      this.log.warn('state.json is unreadable: not asking for the virtual nodes owned last time (joining as a new peer)', { err: err.message, ...(keptAs !== undefined ? { keptAs } : {}) })
+      return undefined
+    }
   }
 
   private async startNode (init: CreateTreecastInit, _key: PrivateKey, token: string): Promise<TreecastNode> {
