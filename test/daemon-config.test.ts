@@ -152,3 +152,17 @@ describe('limits the daemon met only after it had started', () => {
     expect([ok.shutdownTimeoutMs, ok.joinTimeoutMs, ok.core.leaveTimeoutMs]).toEqual([2 ** 31 - 1, 2 ** 31 - 1, 2 ** 31 - 1])
   })
 })
+
+describe('log format', () => {
+  it('is a field like the others: file, TREECAST_LOG_FORMAT and flag, a bad value a config error', () => {
+    // TREECAST_LOG_FORMAT=xml (or JSON) started the daemon with text logs, and a config
+    // file's logFormat was an unknown field, though the help lists it with the others.
+    expect(resolveConfig({ file: {}, env: {} }).logFormat).toBe('text')
+    expect(resolveConfig({ file: { logFormat: 'json' }, env: {} }).logFormat).toBe('json')
+    expect(resolveConfig({ file: { logFormat: 'json' }, env: { TREECAST_LOG_FORMAT: 'text' } }).logFormat).toBe('text')
+    expect(resolveConfig({ file: {}, env: { TREECAST_LOG_FORMAT: 'text' }, flags: { logFormat: 'json' } }).logFormat).toBe('json')
+    for (const bad of ['xml', 'JSON']) expect(fieldOf(() => resolveConfig({ file: {}, env: { TREECAST_LOG_FORMAT: bad } }))).toBe('logFormat')
+    expect(fieldOf(() => resolveConfig({ file: { logFormat: 1 }, env: {} }))).toBe('logFormat')
+    expect(fieldOf(() => resolveConfig({ file: {}, env: {}, flags: { logFormat: 'xml' } }))).toBe('logFormat')
+  })
+})

@@ -112,7 +112,7 @@ export function buildProgram (): Command {
     .option('--contribute <kind>', 'contribution to reductions per virtual node: ones, vnode, zeros (default ones)')
     .option('--delivery-log <file>', 'append one JSON line per delivery to this file')
     .option('--log-level <level>', 'debug, info, warn, error (default info)')
-    .addOption(new Option('--log-format <format>', 'log lines as text or json').choices(['text', 'json']).default(process.env.TREECAST_LOG_FORMAT ?? 'text'))
+    .option('--log-format <format>', 'log lines as text or json (default text)')
     .option('--probe-timeout-ms <ms>', 'core: abandon a probe after this long')
     .option('--steady-probe-interval-ms <ms>', 'core: probe one peer this often once trees are built (0: off)')
     .option('--leave-timeout-ms <ms>', 'core: longest wait for a leave\'s hand-off to drain')
@@ -135,7 +135,7 @@ join, dataDir, apiListen, pskFile, ...) plus "core" and "net" objects (TOML: [co
 tables) for every option of overlay/config.ts and node/config.ts.
 A bad value exits with code 2 and names the field. Debug namespaces: DEBUG='treecast*' (treecast, treecast:links, treecast:bulk), DEBUG=libp2p:* for libp2p's.`)
     .action(async (opts: Record<string, unknown>) => {
-      const { config, logFormat, psk, ...rest } = opts
+      const { config, psk, ...rest } = opts
       let cfg
       try {
         const path = (config as string | undefined) ?? process.env.TREECAST_CONFIG
@@ -146,7 +146,7 @@ A bad value exits with code 2 and names the field. Debug namespaces: DEBUG='tree
         console.error(`treecast: bad configuration: ${err.message}`)
         process.exit(EXIT_USAGE)
       }
-      const log = createLogger(cfg.logLevel, logFormat === 'json' ? 'json' : 'text')
+      const log = createLogger(cfg.logLevel, cfg.logFormat)
       await runDaemon(cfg, log)
     })
 

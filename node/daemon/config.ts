@@ -22,6 +22,8 @@ export class ConfigError extends Error {
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+/** Log lines as `time level msg key=value` text or JSON lines. */
+export type LogFormat = 'text' | 'json'
 /** What this peer contributes to a reduction, per owned virtual node and element. */
 export type Contribution = 'ones' | 'vnode' | 'zeros'
 
@@ -42,6 +44,7 @@ export interface DaemonConfig {
   /** host:port of the control API (port 0: any; the actual one is written to api.json). */
   apiListen: string
   logLevel: LogLevel
+  logFormat: LogFormat
   /** A libp2p pnet swarm key file (private network). */
   pskFile: string | undefined
   /** This peer's contribution to reductions. */
@@ -64,7 +67,7 @@ export interface DaemonConfig {
 const CORE_FIELDS = ['probeTimeoutMs', 'steadyProbeIntervalMs', 'leaveTimeoutMs', 'maxPayloadBytes', 'reduceMaxDurationMs'] as const
 const NET_FIELDS = ['failureDetectionTimeoutMs', 'heartbeatIntervalMs', 'dialTimeoutMs', 'dialAttempts', 'maxPeers'] as const
 
-type Kind = 'string' | 'list' | 'int' | 'bool' | 'level' | 'contribute'
+type Kind = 'string' | 'list' | 'int' | 'bool' | 'level' | 'format' | 'contribute'
 interface FieldSpec { key: string, env: string, kind: Kind }
 
 /** Every top-level field, its environment variable and its type. */
@@ -77,6 +80,7 @@ export const FIELDS: readonly FieldSpec[] = [
   { key: 'dataDir', env: 'TREECAST_DATA_DIR', kind: 'string' },
   { key: 'apiListen', env: 'TREECAST_API_LISTEN', kind: 'string' },
   { key: 'logLevel', env: 'TREECAST_LOG_LEVEL', kind: 'level' },
+  { key: 'logFormat', env: 'TREECAST_LOG_FORMAT', kind: 'format' },
   { key: 'pskFile', env: 'TREECAST_PSK_FILE', kind: 'string' },
   { key: 'contribute', env: 'TREECAST_CONTRIBUTE', kind: 'contribute' },
   { key: 'deliveryLog', env: 'TREECAST_DELIVERY_LOG', kind: 'string' },
@@ -100,6 +104,7 @@ export const DEFAULTS: Readonly<Omit<DaemonConfig, 'core' | 'net'>> = Object.fre
   dataDir: resolve(homedir(), '.treecast'),
   apiListen: '127.0.0.1:0',
   logLevel: 'info',
+  logFormat: 'text',
   pskFile: undefined,
   contribute: 'ones',
   deliveryLog: undefined,
@@ -138,6 +143,9 @@ function coerce (spec: FieldSpec, v: unknown, fromText: boolean): unknown {
     case 'level':
       if (v === 'debug' || v === 'info' || v === 'warn' || v === 'error') return v
       throw new ConfigError(key, `must be one of debug, info, warn, error; got ${show(v)}`)
+    case 'format':
+      if (v === 'text' || v === 'json') return v
+      throw new ConfigError(key, `must be text or json; got ${show(v)}`)
     case 'contribute':
       if (v === 'ones' || v === 'vnode' || v === 'zeros') return v
       throw new ConfigError(key, `must be one of ones, vnode, zeros; got ${show(v)}`)
