@@ -164,3 +164,18 @@ describe('control API: a request target that is not a URL', () => {
     }
   })
 })
+
+describe('control API: a collective reduction\'s root', () => {
+  it('may be given as the peer id that status shows (README: --root <peer id>), not only as the overlay id', async () => {
+    // It was refused: `root 12D3KooW... is not a live member` (400), though README and
+    // `treecast reduce --help` ask for the root's peer id.
+    const info = readApiInfo(join(tmp, 'a'))!
+    const c = new TreecastClient(info.url, info.token)
+    const byPeerId = await c.reduceCollective('by-peer-id', 'sum', 1, info.peerId)
+    expect(byPeerId.value).toEqual([VNODES])
+    const byId = await c.reduceCollective('by-overlay-id', 'sum', 1, daemon.node()!.id)
+    expect(byId.value).toEqual([VNODES])
+    const r = await call('POST', '/reduce', JSON.stringify({ op: 'sum', length: 1, id: 'nobody', root: '12D3KooWNobody' }))
+    expect([r.status, r.error]).toEqual([400, expect.stringMatching(/not a live member/)])
+  })
+})

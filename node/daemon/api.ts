@@ -14,7 +14,8 @@
  *   POST /send?vnode=V           body: the payload
  *   POST /reduce                 JSON {op, length}; answers with the result. With {id[, root]}: this
  *                                peer's call of collective reduction `id` (every peer calls it; root:
- *                                a peer id, default this one): the result at the root, value null elsewhere
+ *                                an overlay id or a bare peer id, default this one): the result at the
+ *                                root, value null elsewhere
  *   POST /leave                  leaves gracefully, answers, then the daemon exits
  *   GET  /events                 SSE: deliver, broadcast-done, reduced, reduce-failed, member, ownership, tree, joined, left, evicted
  *   GET  /metrics                Prometheus text
@@ -202,8 +203,9 @@ export class ControlApi {
         if (typeof length !== 'number' || !Number.isInteger(length) || length < 1) throw new HttpError(400, 'length must be a positive integer')
         if (id !== undefined && typeof id !== 'string') throw new HttpError(400, 'id must be a string (a collective reduction)')
         if (root !== undefined && (id === undefined || typeof root !== 'string')) throw new HttpError(400, 'root must be a peer id, with an id')
-        const r = id === undefined ? await n.reduce(op, length) : await n.reduceCollective({ id, root: root ?? n.id, op, length })
-        if (r === null) sendJson(res, 200, { id, root, value: null })
+        const rootId = root === undefined ? n.id : memberId(n, root)
+        const r = id === undefined ? await n.reduce(op, length) : await n.reduceCollective({ id, root: rootId, op, length })
+        if (r === null) sendJson(res, 200, { id, root: rootId, value: null })
         else sendJson(res, 200, { id: r.id, value: Array.from(r.value), covered: r.covered.ranges, coveredSize: r.covered.size, durationMs: r.durationMs })
         return
       }
@@ -256,6 +258,17 @@ export class ControlApi {
     req.on('close', end)
     res.on('close', end)
   }
+}
+
+/**
+ * A member's overlay id (`/ip4/…/p2p/<peer id>`) from itself or from its bare libp2p peer id
+ * (what `treecast status` shows as "peer id", and README's `--root <peer id>`): the bare
+ * one was refused as "not a live member". Anything else is returned as given.
+ */
+function memberId (n: TreecastNode, id: string): string {
+  if (id.startsWith('/')) return id
+  const found = n.members().filter((m) => m.endsWith(`/p2p/${id}`))
+  return found.length === 1 ? found[0] as string : id
 }
 
 /** A request's target as a URL; one that is not (`//[`) is a 400. */

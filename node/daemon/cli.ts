@@ -185,7 +185,7 @@ A bad value exits with code 2 and names the field. Debug namespaces: DEBUG='tree
     .requiredOption('--op <op>', 'sum, prod, min, max, band, bor, bxor')
     .requiredOption('--length <n>', 'elements of the reduced array', intArg('length'))
     .option('--id <name>', 'this daemon\'s call of collective reduction <name> (call it on every daemon; the root prints the result)')
-    .option('--root <peer>', 'with --id: the root\'s peer id (default: this daemon)')
+    .option('--root <peer>', 'with --id: the root\'s peer id or overlay id, as its status shows them (default: this daemon)')
     .action(async (o: ClientFlags & { op: string, length: number, id?: string, root?: string }) => {
       await client(o, async (c) => {
         if (o.root !== undefined && o.id === undefined) throw new ConfigError('root', '--root needs --id')
