@@ -35,7 +35,18 @@ export function clientFrom (flags: ClientFlags, env: NodeJS.ProcessEnv = process
   const token = flags.token ?? env.TREECAST_TOKEN ?? info?.token
   if (url === undefined) throw new ConfigError('api', `no daemon API: pass --api, set TREECAST_API, or start a daemon with data dir ${dataDir}`)
   if (token === undefined) throw new ConfigError('token', `no API token: pass --token, set TREECAST_TOKEN, or read it from ${dataDir}/api.json`)
+  checkApiUrl(url)
   return new TreecastClient(url, token)
+}
+
+/** An API address that is no http(s) URL is bad usage (exit 2), not a daemon that cannot be reached (exit 1). */
+function checkApiUrl (url: unknown): asserts url is string {
+  let ok = false
+  try {
+    const u = new URL(url as string)
+    ok = typeof url === 'string' && (u.protocol === 'http:' || u.protocol === 'https:')
+  } catch { /* not a URL */ }
+  if (!ok) throw new ConfigError('api', `not an http(s) URL: ${JSON.stringify(url)}`)
 }
 
 function clientCommand (program: Command, name: string, description: string): Command {
