@@ -153,10 +153,12 @@ export class Daemon implements ApiHost {
           joined = true
           break
         } catch (err) {
-          const next = contacts[i + 1]
-          this.log.warn(next !== undefined ? 'join failed: trying the next contact' : 'join failed', { contact, attempt, err: (err as Error).message, ...(next !== undefined ? { next } : {}) })
           this.nodeValue = undefined
           await n.stop().catch(() => {})
+          // Stopped by a signal or POST /leave while it waited: not a failure of the join.
+          if (this.shuttingDown) return
+          const next = contacts[i + 1]
+          this.log.warn(next !== undefined ? 'join failed: trying the next contact' : 'join failed', { contact, attempt, err: (err as Error).message, ...(next !== undefined ? { next } : {}) })
         }
       }
       if (!joined) throw new Error(`could not join through any of: ${contacts.join(', ')}`)
