@@ -12,6 +12,12 @@
  * without a word: the daemon joined as a new peer and wrote over it, so the ranges it
  * held were gone and nothing said why it did not ask them back. Now it warns, naming the
  * problem, and keeps the file as state.json.bad; a missing state.json stays silent.
+ *
+ * A daemon started with no contact founds a new overlay, also when its state.json says it
+ * shared one with other peers: a founder whose config has no `join` (as docs/DEPLOY.md
+ * starts the first peer) and is restarted, by hand or by its supervisor after an eviction,
+ * split from the overlay it had founded, in silence. Now it warns, naming the old overlay's
+ * size and what it owned there; a lone peer that owned every virtual node does not.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -128,4 +134,19 @@ describe('a state.json that does not parse', () => {
     expect(readFileSync(join(tmp, 's-b', 'state.json.bad'), 'utf8')).toBe(cut)
     await waitUntil(5000, () => readState(join(tmp, 's-b'))?.owned.length === b.node()!.owned().ranges.length ? undefined : 'state.json not rewritten')
   }, 40_000)
+})
+
+describe('founding again with the state of a shared overlay', () => {
+  it('warns that the members of the old overlay are not in the new one', async () => {
+    await leftover('f', VNODES, [[8, 24]])
+    const { d, log } = await startDaemon('f', {})
+    expect(d.phase).toBe('running')
+    expect(log.join('')).toMatch(/warn founded a new overlay, though state\.json says this peer shared one .*savedVnodes=64 savedOwned=8-23/)
+  }, 20_000)
+
+  it('says nothing when this peer owned every virtual node (it was alone)', async () => {
+    await leftover('g', VNODES, [[0, VNODES]])
+    const { log } = await startDaemon('g', {})
+    expect(log.join('')).not.toMatch(/warn/)
+  }, 20_000)
 })

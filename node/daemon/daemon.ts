@@ -19,7 +19,7 @@ import { installLibp2pGuard } from '../libp2p-guard.ts'
 import { IntervalSet } from '../../virtual-nodes/interval-set.ts'
 import { resolveCoreConfig } from '../../overlay/config.ts'
 import { ControlApi, EventHub, type ApiHost } from './api.ts'
-import { parseHostPort, parseRanges, readPsk, type DaemonConfig } from './config.ts'
+import { formatRanges, parseHostPort, parseRanges, readPsk, type DaemonConfig } from './config.ts'
 import { contribution } from './contribute.ts'
 import type { Logger } from './log.ts'
 import { DaemonMetrics } from './metrics.ts'
@@ -132,6 +132,12 @@ export class Daemon implements ApiHost {
       this.log.info('node started', { id: n.id, listen: listenAddrs(n) })
       n.bootstrap(cfg.vnodes)
       this.log.info('founded a new overlay', { id: n.id, vnodes: cfg.vnodes })
+      // A restarted founder with no `join` (an eviction's restart too) splits from the overlay it was in.
+      if (saved !== undefined && saved.owned.length > 0 && !(saved.owned.length === 1 && saved.owned[0]?.[0] === 0 && saved.owned[0][1] === saved.vnodeCount)) {
+        this.log.warn('founded a new overlay, though state.json says this peer shared one with other peers: they are not in this one; start with --join <member> to rejoin them', {
+          savedVnodes: saved.vnodeCount, savedOwned: formatRanges(IntervalSet.fromRanges(saved.owned))
+        })
+      }
     } else {
       this.phase = 'joining'
       let joined = false
