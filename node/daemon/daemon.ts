@@ -310,6 +310,9 @@ export class Daemon implements ApiHost {
     }
   }
 
+  /** Exits now with `code`, as a second signal asks, with a clean exit's cleanup (api.json, the lock). */
+  exitAtOnce (code: number): void { this.finish(code) }
+
   private finished = false
   private finish (code: number): void {
     if (this.finished) return
@@ -338,7 +341,9 @@ export async function runDaemon (cfg: DaemonConfig, log: Logger): Promise<Daemon
     signals++
     if (signals > 1) {
       log.warn('second signal: exiting at once', { signal: sig })
-      process.exit(sig === 'SIGINT' ? 130 : 143)
+      // Through finish(): process.exit alone left api.json behind, naming an API nobody served.
+      d.exitAtOnce(sig === 'SIGINT' ? 130 : 143)
+      return
     }
     log.info('signal received: leaving gracefully (send it again to exit at once)', { signal: sig })
     void d.shutdown(sig, 0)
