@@ -9,12 +9,16 @@
  * parsing it threw before the handler's try, the connection hung (no request timeout) and
  * the rejection was unhandled (a stack trace in the daemon's log; a crash for a program
  * that embeds ControlApi without an unhandledRejection handler). Now it is a 400.
+ * An /events subscriber that stops reading (`treecast events | less`, paused) had every
+ * later event buffered for it in the daemon, without bound; past EVENTS_MAX_BACKLOG_BYTES
+ * it is now disconnected.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { EVENTS_MAX_BACKLOG_BYTES } from '../node/daemon/api.ts'
 import { ApiError, TreecastClient } from '../node/daemon/client.ts'
 import { resolveConfig } from '../node/daemon/config.ts'
 import { Daemon } from '../node/daemon/daemon.ts'
@@ -177,5 +181,31 @@ describe('control API: a collective reduction\'s root', () => {
     expect(byId.value).toEqual([VNODES])
     const r = await call('POST', '/reduce', JSON.stringify({ op: 'sum', length: 1, id: 'nobody', root: '12D3KooWNobody' }))
     expect([r.status, r.error]).toEqual([400, expect.stringMatching(/not a live member/)])
+  })
+})
+
+describe('control API: an /events subscriber that does not read', () => {
+  it('is disconnected once its backlog passes the bound, instead of buffering for ever', async () => {
+    const { port } = new URL(url)
+    const sock = connect(Number(port), '127.0.0.1')
+    sock.on('error', () => {})
+    const closed = new Promise<void>((resolve) => { sock.on('close', () => { resolve() }) })
+    sock.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth.authorization}\r\n\r\n`)
+    const deadline = Date.now() + 5000
+    while (daemon.events.size === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(daemon.events.size).toBe(1)
+    sock.pause() // reads nothing more: the kernel's buffers fill, then the daemon's
+    const blob = 'x'.repeat(64 * 1024)
+    const total = EVENTS_MAX_BACKLOG_BYTES * 2 + 32 * 1024 * 1024
+    for (let sent = 0; sent < total; sent += blob.length) {
+      daemon.events.publish('test', { blob })
+      if (sent % (4 * 1024 * 1024) === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    const until = Date.now() + 5000
+    while (daemon.events.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(daemon.events.size).toBe(0)
+    sock.destroy()
+    await closed
+    expect((await call('GET', '/status')).status).toBe(200)
   })
 })

@@ -250,14 +250,23 @@ export class ControlApi {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
     res.write(': treecast events\n\n')
     this.streams.add(res)
-    const unsubscribe = this.host.events.subscribe((e) => {
-      res.write(`event: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`)
-    })
+    let unsubscribe = (): void => {}
     const ping = setInterval(() => { res.write(': ping\n\n') }, 15_000)
     const end = (): void => { clearInterval(ping); unsubscribe(); this.streams.delete(res) }
+    unsubscribe = this.host.events.subscribe((e) => {
+      // A subscriber that stops reading had every later event buffered here, without bound.
+      if (res.writableLength > EVENTS_MAX_BACKLOG_BYTES) {
+        this.host.log.warn('dropping an /events subscriber that does not read', { backlogBytes: res.writableLength })
+        end()
+        res.destroy()
+        return
+      }
+      res.write(`event: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`)
+    })
     req.on('close', end)
     res.on('close', end)
   }
+
 }
 
 /**
@@ -279,6 +288,9 @@ function parseTarget (target: string | undefined): URL {
     throw new HttpError(400, `bad request target ${JSON.stringify(target)}`)
   }
 }
+
+/** Most bytes of events buffered for one /events subscriber that does not read; past it, it is disconnected. */
+export const EVENTS_MAX_BACKLOG_BYTES = 16 * 1024 * 1024
 
 /** The query parameters each route takes; any other is refused (400). */
 const QUERY_PARAMS: Record<string, readonly string[]> = {
