@@ -166,3 +166,14 @@ describe('log format', () => {
     expect(fieldOf(() => resolveConfig({ file: {}, env: {}, flags: { logFormat: 'xml' } }))).toBe('logFormat')
   })
 })
+
+describe('environment variables', () => {
+  it('a TREECAST_* variable the daemon does not know is a config error naming it, as an unknown field of a file is', () => {
+    // TREECAST_VNODE=64 (for TREECAST_VNODES) or TREECAST_PROBE_TIMEOUT=3000 were ignored in silence.
+    expect(fieldOf(() => resolveConfig({ file: {}, env: { TREECAST_VNODE: '64' } }))).toBe('TREECAST_VNODE')
+    expect(() => resolveConfig({ file: {}, env: { TREECAST_PROBE_TIMEOUT: '3000' } })).toThrow(/unknown environment variable/)
+    // The client's and the CLI's own variables, and other programs' variables, are not the daemon's business.
+    const cfg = resolveConfig({ file: {}, env: { TREECAST_API: 'http://127.0.0.1:1', TREECAST_TOKEN: 't', TREECAST_CONFIG: '/x.json', TREECAST_VNODES: '8', PATH: '/bin', TREECASTLESS: '1' } })
+    expect(cfg.vnodes).toBe(8)
+  })
+})

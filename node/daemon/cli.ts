@@ -140,7 +140,8 @@ Precedence: flags > TREECAST_* environment variables > config file > defaults.
 Environment: TREECAST_CONFIG, TREECAST_LISTEN, TREECAST_ANNOUNCE, TREECAST_JOIN, TREECAST_VNODES,
 TREECAST_WANT, TREECAST_FRESH, TREECAST_DATA_DIR, TREECAST_API_LISTEN, TREECAST_PSK_FILE,
 TREECAST_CONTRIBUTE, TREECAST_DELIVERY_LOG, TREECAST_LOG_LEVEL, TREECAST_LOG_FORMAT, and
-TREECAST_<FIELD_IN_CAPS> for the timing fields (e.g. TREECAST_PROBE_TIMEOUT_MS).
+TREECAST_<FIELD_IN_CAPS> for the other fields (e.g. TREECAST_PROBE_TIMEOUT_MS, TREECAST_MAX_PEERS,
+TREECAST_DIAL_ATTEMPTS); any other TREECAST_* variable but TREECAST_API and TREECAST_TOKEN is an error.
 Config file: JSON, or TOML when the name ends in .toml, with the same camelCase fields (listen,
 join, dataDir, apiListen, pskFile, ...) plus "core" and "net" objects (TOML: [core] and [net]
 tables) for every option of overlay/config.ts and node/config.ts.

@@ -91,6 +91,9 @@ export const FIELDS: readonly FieldSpec[] = [
   ...NET_FIELDS.map((key) => ({ key, env: envName(key), kind: 'int' as const }))
 ]
 
+/** TREECAST_* variables that are not fields: the config file's path, and the client commands' API address and token. */
+const OTHER_ENV = ['TREECAST_CONFIG', 'TREECAST_API', 'TREECAST_TOKEN']
+
 function envName (key: string): string {
   return 'TREECAST_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase()
 }
@@ -193,6 +196,11 @@ export function resolveConfig (sources: { file?: Raw, env?: Record<string, strin
   const flags = sources.flags ?? {}
   const known = new Set([...FIELDS.map((f) => f.key), 'core', 'net'])
   for (const k of Object.keys(file)) if (!known.has(k)) throw new ConfigError(k, 'unknown field')
+  // As a file's unknown field: a misspelt variable (TREECAST_VNODE) was ignored in silence.
+  const knownEnv = new Set([...FIELDS.map((f) => f.env), ...OTHER_ENV])
+  for (const k of Object.keys(env)) {
+    if (k.startsWith('TREECAST_') && !knownEnv.has(k)) throw new ConfigError(k, 'unknown environment variable (`treecast start --help` lists them)')
+  }
 
   const out: Raw = { ...DEFAULTS }
   const core: CoreInit = { ...objectField(file, 'core') as CoreInit }
