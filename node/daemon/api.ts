@@ -266,7 +266,6 @@ export class ControlApi {
     req.on('close', end)
     res.on('close', end)
   }
-
 }
 
 /**
