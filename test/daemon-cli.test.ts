@@ -75,6 +75,10 @@ describe('treecast exit codes', () => {
         [['send', '--vnode', '1', '--file', join(tmp, 'missing'), ...api], 2, /file: cannot read/],
         [['status', '--data-dir', join(tmp, 'none')], 2, /no daemon API/],
         [['status', '--api', 'http://127.0.0.1:1', '--token', 't'], 1, /cannot reach the daemon/],
+        // An --api that is no http URL is bad usage found before any request (it was 1, "cannot reach the daemon at foo").
+        [['status', '--api', 'foo', '--token', 't'], 2, /api: not an http\(s\) URL: "foo"/],
+        [['status', '--api', 'http://127.0.0.1:99999', '--token', 't'], 2, /api: not an http\(s\) URL/],
+        [['status', '--api', 'ftp://127.0.0.1:1', '--token', 't'], 2, /api: not an http\(s\) URL/],
         [['status', '--api', readApiInfo(dir)!.url, '--token', 'wrong'], 1, /GET \/status: 401 /],
         [['trees', '--root', 'nobody', ...api], 1, /GET \/trees\?root=nobody: 404 no tree rooted at nobody/],
         [['send', '--vnode', '99', '--file', BIN, ...api], 1, /POST \/send\?vnode=99: 400 vnode must be in 0\.\.15/]

@@ -3,6 +3,12 @@
  * precedence is defaults < file < environment < flags, and every bad value is a
  * ConfigError naming its field (the CLI turns it into exit code 2; test/daemon.test.ts
  * checks that end to end).
+ *
+ * Limits the daemon met only after it had started: `vnodes` past 2^31 (virtual node ids are
+ * below 2^31) passed and the start failed with exit 1 (`range [0, 4294967296) outside
+ * [0, 2^31)`); a time past 2^31 - 1 ms (Node's longest timer) passed and Node set it to
+ * 1 ms: `shutdownTimeoutMs` 99999999999 exited 1 at once ("shutdown took too long"), and
+ * `joinTimeoutMs` as much failed every join at once ("no answer"). Both are config errors now.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -122,5 +128,52 @@ describe('daemon config files', () => {
     }
     expect(fieldOf(() => readPsk(file('k6', `/key/swarm/psk/1.0.0/\n/base16/\n${hex.slice(2)}\n`)))).toBe('pskFile')
     expect(fieldOf(() => readPsk(file('k7', `${hex}\n`)))).toBe('pskFile')
+  })
+})
+
+describe('limits the daemon met only after it had started', () => {
+  it('vnodes past 2^31 is a config error naming vnodes; 2^31 is the largest accepted', () => {
+    for (const v of [String(2 ** 31 + 1), String(2 ** 32)]) {
+      expect(fieldOf(() => resolveConfig({ file: {}, env: {}, flags: { vnodes: v } }))).toBe('vnodes')
+    }
+    expect(resolveConfig({ file: {}, env: {}, flags: { vnodes: String(2 ** 31) } }).vnodes).toBe(2 ** 31)
+  })
+
+  it('a time past 2^31 - 1 ms (Node runs longer timers after 1 ms) is a config error naming the field', () => {
+    const tooLong = String(2 ** 31)
+    expect(fieldOf(() => resolveConfig({ file: {}, env: {}, flags: { shutdownTimeoutMs: tooLong } }))).toBe('shutdownTimeoutMs')
+    expect(fieldOf(() => resolveConfig({ file: {}, env: { TREECAST_JOIN_TIMEOUT_MS: tooLong } }))).toBe('joinTimeoutMs')
+    expect(fieldOf(() => resolveConfig({ file: {}, env: {}, flags: { leaveTimeoutMs: tooLong } }))).toBe('core.leaveTimeoutMs')
+    expect(fieldOf(() => resolveConfig({ file: { core: { transferIdleMs: 2 ** 31 } }, env: {} }))).toBe('core.transferIdleMs')
+    expect(fieldOf(() => resolveConfig({ file: { net: { dialTimeoutMs: 2 ** 31 } }, env: {} }))).toBe('net.dialTimeoutMs')
+    expect(() => resolveConfig({ file: {}, env: {}, flags: { shutdownTimeoutMs: tooLong } })).toThrow(/2147483647/)
+    const longest = String(2 ** 31 - 1)
+    const ok = resolveConfig({ file: {}, env: {}, flags: { shutdownTimeoutMs: longest, joinTimeoutMs: longest, leaveTimeoutMs: longest } })
+    expect([ok.shutdownTimeoutMs, ok.joinTimeoutMs, ok.core.leaveTimeoutMs]).toEqual([2 ** 31 - 1, 2 ** 31 - 1, 2 ** 31 - 1])
+  })
+})
+
+describe('log format', () => {
+  it('is a field like the others: file, TREECAST_LOG_FORMAT and flag, a bad value a config error', () => {
+    // TREECAST_LOG_FORMAT=xml (or JSON) started the daemon with text logs, and a config
+    // file's logFormat was an unknown field, though the help lists it with the others.
+    expect(resolveConfig({ file: {}, env: {} }).logFormat).toBe('text')
+    expect(resolveConfig({ file: { logFormat: 'json' }, env: {} }).logFormat).toBe('json')
+    expect(resolveConfig({ file: { logFormat: 'json' }, env: { TREECAST_LOG_FORMAT: 'text' } }).logFormat).toBe('text')
+    expect(resolveConfig({ file: {}, env: { TREECAST_LOG_FORMAT: 'text' }, flags: { logFormat: 'json' } }).logFormat).toBe('json')
+    for (const bad of ['xml', 'JSON']) expect(fieldOf(() => resolveConfig({ file: {}, env: { TREECAST_LOG_FORMAT: bad } }))).toBe('logFormat')
+    expect(fieldOf(() => resolveConfig({ file: { logFormat: 1 }, env: {} }))).toBe('logFormat')
+    expect(fieldOf(() => resolveConfig({ file: {}, env: {}, flags: { logFormat: 'xml' } }))).toBe('logFormat')
+  })
+})
+
+describe('environment variables', () => {
+  it('a TREECAST_* variable the daemon does not know is a config error naming it, as an unknown field of a file is', () => {
+    // TREECAST_VNODE=64 (for TREECAST_VNODES) or TREECAST_PROBE_TIMEOUT=3000 were ignored in silence.
+    expect(fieldOf(() => resolveConfig({ file: {}, env: { TREECAST_VNODE: '64' } }))).toBe('TREECAST_VNODE')
+    expect(() => resolveConfig({ file: {}, env: { TREECAST_PROBE_TIMEOUT: '3000' } })).toThrow(/unknown environment variable/)
+    // The client's and the CLI's own variables, and other programs' variables, are not the daemon's business.
+    const cfg = resolveConfig({ file: {}, env: { TREECAST_API: 'http://127.0.0.1:1', TREECAST_TOKEN: 't', TREECAST_CONFIG: '/x.json', TREECAST_VNODES: '8', PATH: '/bin', TREECASTLESS: '1' } })
+    expect(cfg.vnodes).toBe(8)
   })
 })

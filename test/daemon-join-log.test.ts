@@ -5,8 +5,14 @@
  * three starts. Now "node started" comes once, and each attempt says which contact it is
  * ("joining ... attempt=2/2"), why the previous one failed and which contact comes next;
  * the fresh node's id, which changes with a listen port 0, is on its attempt's line.
+ *
+ * A SIGINT or SIGTERM while a join waits for its contact stopped the daemon cleanly (exit
+ * 0), but the join's attempt then failed with "the node stopped" and the log said `warn
+ * join failed` and `error start failed: could not join through any of ...` for a shutdown
+ * that was asked for. Now the start just ends, with no failure logged.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generateKeyPair } from '@libp2p/crypto/keys'
@@ -55,5 +61,38 @@ describe('join attempts in the log', () => {
     expect(failed).toHaveLength(1)
     expect(failed[0]).toMatch(new RegExp(`^warn join failed: trying the next contact contact=${dead} attempt=1/2 err=.* next=${contact}$`))
     expect(lines.some((l) => l.startsWith(`info joined id=${b.node()!.id}`))).toBe(true)
+  }, 30_000)
+})
+
+describe('a shutdown while joining', () => {
+  it('ends the start without a join failure or a start failure in the log', async () => {
+    // A contact whose TCP port accepts and then never answers: the join waits.
+    const sockets: Socket[] = []
+    const server = createServer((s) => { sockets.push(s); s.on('error', () => {}) })
+    await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve) })
+    const port = (server.address() as { port: number }).port
+    const silent = `/ip4/127.0.0.1/tcp/${port}/p2p/${peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()}`
+    try {
+      const log: string[] = []
+      const cfg = resolveConfig({
+        flags: { dataDir: join(tmp, 'c'), listen: ['/ip4/127.0.0.1/tcp/0'], apiListen: '127.0.0.1:0', vnodes: '16', joinTimeoutMs: '20000', join: [silent] },
+        env: {}
+      })
+      const d = new Daemon(cfg, createLogger('info', 'text', (l) => { log.push(l) }))
+      const exits: number[] = []
+      const started = d.start({ exit: (code) => { exits.push(code) } })
+      const deadline = Date.now() + 10_000
+      while (!log.some((l) => l.includes('info joining')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(d.phase).toBe('joining')
+      await d.shutdown('SIGINT', 0)
+      await expect(started).resolves.toBeUndefined()
+      expect(exits).toEqual([0])
+      const text = log.join('')
+      expect(text).not.toMatch(/ error /)
+      expect(text).not.toMatch(/join failed/)
+    } finally {
+      for (const s of sockets) s.destroy()
+      server.close()
+    }
   }, 30_000)
 })

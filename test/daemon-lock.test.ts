@@ -5,6 +5,10 @@
  * daemon's dir exits 1 naming the dir and the first one's pid, and leaves the first one's
  * api.json, so `treecast status` still reaches it; after a SIGTERM the lock is gone.
  * Ports and API addresses are 0 (any).
+ *
+ * A second SIGTERM during the graceful leave exits at once (143), and removes api.json as
+ * a clean exit does: it was left behind, naming an API nobody served, so `treecast status`
+ * said "cannot reach the daemon at ...: ECONNREFUSED" (exit 1) instead of "no daemon API".
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -115,5 +119,52 @@ describe('two daemons on one data dir', () => {
     expect(await closed).toBe(0)
     expect(existsSync(join(d, LOCK_FILE))).toBe(false)
     expect(existsSync(join(d, 'api.json'))).toBe(false)
+  }, 90_000)
+})
+
+/** A `treecast start` process with its stderr kept. */
+function startProcess (args: string[]): { child: ReturnType<typeof spawn>, stderr: () => string, closed: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'start', '--listen', '/ip4/127.0.0.1/tcp/0', '--api-listen', '127.0.0.1:0', '--vnodes', '16', ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'ignore', 'pipe'] })
+  let err = ''
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => { err += s })
+  const closed = new Promise<number | null>((resolve) => { child.on('close', (c) => { resolve(c) }) })
+  return { child, stderr: () => err, closed }
+}
+
+async function until (what: string, ms: number, ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+describe('a second signal', () => {
+  it('exits 143 at once, during the leave, and leaves neither api.json nor the lock', async () => {
+    const dx = join(tmp, 'x')
+    const dy = join(tmp, 'y')
+    const x = startProcess(['--data-dir', dx])
+    let y: ReturnType<typeof startProcess> | undefined
+    try {
+      await until('x api.json', 30_000, () => readApiInfo(dx)?.pid === x.child.pid && x.stderr().includes('founded a new overlay'))
+      y = startProcess(['--data-dir', dy, '--join', readApiInfo(dx)!.id])
+      await until('y joined', 30_000, () => y!.stderr().includes('info joined'))
+      await until('x sees y', 10_000, () => x.stderr().includes('status=alive'))
+      // y stopped: x's leave hands its virtual nodes to y and waits for an answer that does not come.
+      y.child.kill('SIGSTOP')
+      x.child.kill('SIGTERM')
+      await until('x leaving', 10_000, () => x.stderr().includes('info leaving'))
+      expect(x.stderr()).not.toMatch(/info exit/)
+      x.child.kill('SIGTERM')
+      expect(await x.closed).toBe(143)
+      expect(x.stderr()).toMatch(/second signal: exiting at once/)
+      expect(existsSync(join(dx, 'api.json'))).toBe(false)
+      expect(existsSync(join(dx, LOCK_FILE))).toBe(false)
+      const status = await runCli(['status', '--data-dir', dx])
+      expect([status.code, status.stderr]).toEqual([2, expect.stringMatching(/no daemon API/)])
+    } finally {
+      x.child.kill('SIGKILL')
+      y?.child.kill('SIGKILL')
+    }
   }, 90_000)
 })

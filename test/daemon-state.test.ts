@@ -7,8 +7,19 @@
  * its contact's share; the other members keep theirs), says the state was for another
  * overlay, and state.json then describes the new overlay. A state of the same size is
  * still asked back exactly.
+ *
+ * A state.json that does not parse (cut short by a full disk, edited by hand) was ignored
+ * without a word: the daemon joined as a new peer and wrote over it, so the ranges it
+ * held were gone and nothing said why it did not ask them back. Now it warns, naming the
+ * problem, and keeps the file as state.json.bad; a missing state.json stays silent.
+ *
+ * A daemon started with no contact founds a new overlay, also when its state.json says it
+ * shared one with other peers: a founder whose config has no `join` (as docs/DEPLOY.md
+ * starts the first peer) and is restarted, by hand or by its supervisor after an eviction,
+ * split from the overlay it had founded, in silence. Now it warns, naming the old overlay's
+ * size and what it owned there; a lone peer that owned every virtual node does not.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
@@ -16,7 +27,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { resolveConfig } from '../node/daemon/config.ts'
 import { Daemon } from '../node/daemon/daemon.ts'
 import { createLogger } from '../node/daemon/log.ts'
-import { ensureDataDir, loadOrCreateKey, readState, writeState } from '../node/daemon/state.ts'
+import { ensureDataDir, loadOrCreateKey, readState, StateFileError, writeState } from '../node/daemon/state.ts'
 
 const VNODES = 64
 const tmp = mkdtempSync(join(tmpdir(), 'treecast-state-test-'))
@@ -96,4 +107,46 @@ describe('state.json of another overlay', () => {
     await waitUntil(10_000, () => owned(b) === '{[8,24)}' ? undefined : `b owns ${owned(b)}`)
     expect(log.join('')).not.toMatch(/another overlay/)
   }, 40_000)
+})
+
+describe('a state.json that does not parse', () => {
+  it('readState: missing is undefined, unreadable is a StateFileError naming the file', async () => {
+    const dir = join(tmp, 'r')
+    ensureDataDir(dir)
+    expect(readState(dir)).toBeUndefined()
+    for (const text of ['{"peerId": "12D3', '', 'null', '{"owned": [[5, 2]]}', '{"owned": "0-9"}']) {
+      writeFileSync(join(dir, 'state.json'), text)
+      expect(() => readState(dir), text).toThrow(StateFileError)
+      expect(() => readState(dir), text).toThrow(/state\.json/)
+    }
+  })
+
+  it('is not ignored silently: the daemon warns, keeps it as state.json.bad, joins, and writes a good one', async () => {
+    const { d: a } = await startDaemon('s-a', {})
+    await leftover('s-b', VNODES, [[8, 24]])
+    const path = join(tmp, 's-b', 'state.json')
+    const cut = readFileSync(path, 'utf8').slice(0, 60)
+    writeFileSync(path, cut)
+    const { d: b, log } = await startDaemon('s-b', { join: [a.node()!.id] })
+    await waitUntil(10_000, () => b.node()?.owned().isEmpty === false ? undefined : 'b owns nothing yet')
+    expect(log.join('')).toMatch(/warn state\.json .*unreadable/)
+    expect(existsSync(join(tmp, 's-b', 'state.json.bad'))).toBe(true)
+    expect(readFileSync(join(tmp, 's-b', 'state.json.bad'), 'utf8')).toBe(cut)
+    await waitUntil(5000, () => readState(join(tmp, 's-b'))?.owned.length === b.node()!.owned().ranges.length ? undefined : 'state.json not rewritten')
+  }, 40_000)
+})
+
+describe('founding again with the state of a shared overlay', () => {
+  it('warns that the members of the old overlay are not in the new one', async () => {
+    await leftover('f', VNODES, [[8, 24]])
+    const { d, log } = await startDaemon('f', {})
+    expect(d.phase).toBe('running')
+    expect(log.join('')).toMatch(/warn founded a new overlay, though state\.json says this peer shared one .*savedVnodes=64 savedOwned=8-23/)
+  }, 20_000)
+
+  it('says nothing when this peer owned every virtual node (it was alone)', async () => {
+    await leftover('g', VNODES, [[0, VNODES]])
+    const { log } = await startDaemon('g', {})
+    expect(log.join('')).not.toMatch(/warn/)
+  }, 20_000)
 })

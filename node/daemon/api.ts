@@ -14,7 +14,8 @@
  *   POST /send?vnode=V           body: the payload
  *   POST /reduce                 JSON {op, length}; answers with the result. With {id[, root]}: this
  *                                peer's call of collective reduction `id` (every peer calls it; root:
- *                                a peer id, default this one): the result at the root, value null elsewhere
+ *                                an overlay id or a bare peer id, default this one): the result at the
+ *                                root, value null elsewhere
  *   POST /leave                  leaves gracefully, answers, then the daemon exits
  *   GET  /events                 SSE: deliver, broadcast-done, reduced, reduce-failed, member, ownership, tree, joined, left, evicted
  *   GET  /metrics                Prometheus text
@@ -114,9 +115,11 @@ export class ControlApi {
   }
 
   private async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://local')
-    const route = `${req.method ?? 'GET'} ${url.pathname}`
+    // Parsed inside the try: a target that is no URL (`GET //[`) threw here, unanswered.
+    let route = `${req.method ?? 'GET'} ?`
     try {
+      const url = parseTarget(req.url)
+      route = `${req.method ?? 'GET'} ${url.pathname}`
       if (!this.authorized(req)) throw new HttpError(401, 'missing or wrong bearer token (see api.json)')
       await this.route(route, url, req, res)
     } catch (err) {
@@ -200,8 +203,9 @@ export class ControlApi {
         if (typeof length !== 'number' || !Number.isInteger(length) || length < 1) throw new HttpError(400, 'length must be a positive integer')
         if (id !== undefined && typeof id !== 'string') throw new HttpError(400, 'id must be a string (a collective reduction)')
         if (root !== undefined && (id === undefined || typeof root !== 'string')) throw new HttpError(400, 'root must be a peer id, with an id')
-        const r = id === undefined ? await n.reduce(op, length) : await n.reduceCollective({ id, root: root ?? n.id, op, length })
-        if (r === null) sendJson(res, 200, { id, root, value: null })
+        const rootId = root === undefined ? n.id : memberId(n, root)
+        const r = id === undefined ? await n.reduce(op, length) : await n.reduceCollective({ id, root: rootId, op, length })
+        if (r === null) sendJson(res, 200, { id, root: rootId, value: null })
         else sendJson(res, 200, { id: r.id, value: Array.from(r.value), covered: r.covered.ranges, coveredSize: r.covered.size, durationMs: r.durationMs })
         return
       }
@@ -246,15 +250,46 @@ export class ControlApi {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
     res.write(': treecast events\n\n')
     this.streams.add(res)
-    const unsubscribe = this.host.events.subscribe((e) => {
-      res.write(`event: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`)
-    })
+    let unsubscribe = (): void => {}
     const ping = setInterval(() => { res.write(': ping\n\n') }, 15_000)
     const end = (): void => { clearInterval(ping); unsubscribe(); this.streams.delete(res) }
+    unsubscribe = this.host.events.subscribe((e) => {
+      // A subscriber that stops reading had every later event buffered here, without bound.
+      if (res.writableLength > EVENTS_MAX_BACKLOG_BYTES) {
+        this.host.log.warn('dropping an /events subscriber that does not read', { backlogBytes: res.writableLength })
+        end()
+        res.destroy()
+        return
+      }
+      res.write(`event: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`)
+    })
     req.on('close', end)
     res.on('close', end)
   }
 }
+
+/**
+ * A member's overlay id (`/ip4/…/p2p/<peer id>`) from itself or from its bare libp2p peer id
+ * (what `treecast status` shows as "peer id", and README's `--root <peer id>`): the bare
+ * one was refused as "not a live member". Anything else is returned as given.
+ */
+function memberId (n: TreecastNode, id: string): string {
+  if (id.startsWith('/')) return id
+  const found = n.members().filter((m) => m.endsWith(`/p2p/${id}`))
+  return found.length === 1 ? found[0] as string : id
+}
+
+/** A request's target as a URL; one that is not (`//[`) is a 400. */
+function parseTarget (target: string | undefined): URL {
+  try {
+    return new URL(target ?? '/', 'http://local')
+  } catch {
+    throw new HttpError(400, `bad request target ${JSON.stringify(target)}`)
+  }
+}
+
+/** Most bytes of events buffered for one /events subscriber that does not read; past it, it is disconnected. */
+export const EVENTS_MAX_BACKLOG_BYTES = 16 * 1024 * 1024
 
 /** The query parameters each route takes; any other is refused (400). */
 const QUERY_PARAMS: Record<string, readonly string[]> = {

@@ -35,7 +35,18 @@ export function clientFrom (flags: ClientFlags, env: NodeJS.ProcessEnv = process
   const token = flags.token ?? env.TREECAST_TOKEN ?? info?.token
   if (url === undefined) throw new ConfigError('api', `no daemon API: pass --api, set TREECAST_API, or start a daemon with data dir ${dataDir}`)
   if (token === undefined) throw new ConfigError('token', `no API token: pass --token, set TREECAST_TOKEN, or read it from ${dataDir}/api.json`)
+  checkApiUrl(url)
   return new TreecastClient(url, token)
+}
+
+/** An API address that is no http(s) URL is bad usage (exit 2), not a daemon that cannot be reached (exit 1). */
+function checkApiUrl (url: unknown): asserts url is string {
+  let ok = false
+  try {
+    const u = new URL(url as string)
+    ok = typeof url === 'string' && (u.protocol === 'http:' || u.protocol === 'https:')
+  } catch { /* not a URL */ }
+  if (!ok) throw new ConfigError('api', `not an http(s) URL: ${JSON.stringify(url)}`)
 }
 
 function clientCommand (program: Command, name: string, description: string): Command {
@@ -112,7 +123,7 @@ export function buildProgram (): Command {
     .option('--contribute <kind>', 'contribution to reductions per virtual node: ones, vnode, zeros (default ones)')
     .option('--delivery-log <file>', 'append one JSON line per delivery to this file')
     .option('--log-level <level>', 'debug, info, warn, error (default info)')
-    .addOption(new Option('--log-format <format>', 'log lines as text or json').choices(['text', 'json']).default(process.env.TREECAST_LOG_FORMAT ?? 'text'))
+    .option('--log-format <format>', 'log lines as text or json (default text)')
     .option('--probe-timeout-ms <ms>', 'core: abandon a probe after this long')
     .option('--steady-probe-interval-ms <ms>', 'core: probe one peer this often once trees are built (0: off)')
     .option('--leave-timeout-ms <ms>', 'core: longest wait for a leave\'s hand-off to drain')
@@ -129,13 +140,14 @@ Precedence: flags > TREECAST_* environment variables > config file > defaults.
 Environment: TREECAST_CONFIG, TREECAST_LISTEN, TREECAST_ANNOUNCE, TREECAST_JOIN, TREECAST_VNODES,
 TREECAST_WANT, TREECAST_FRESH, TREECAST_DATA_DIR, TREECAST_API_LISTEN, TREECAST_PSK_FILE,
 TREECAST_CONTRIBUTE, TREECAST_DELIVERY_LOG, TREECAST_LOG_LEVEL, TREECAST_LOG_FORMAT, and
-TREECAST_<FIELD_IN_CAPS> for the timing fields (e.g. TREECAST_PROBE_TIMEOUT_MS).
+TREECAST_<FIELD_IN_CAPS> for the other fields (e.g. TREECAST_PROBE_TIMEOUT_MS, TREECAST_MAX_PEERS,
+TREECAST_DIAL_ATTEMPTS); any other TREECAST_* variable but TREECAST_API and TREECAST_TOKEN is an error.
 Config file: JSON, or TOML when the name ends in .toml, with the same camelCase fields (listen,
 join, dataDir, apiListen, pskFile, ...) plus "core" and "net" objects (TOML: [core] and [net]
 tables) for every option of overlay/config.ts and node/config.ts.
 A bad value exits with code 2 and names the field. Debug namespaces: DEBUG='treecast*' (treecast, treecast:links, treecast:bulk), DEBUG=libp2p:* for libp2p's.`)
     .action(async (opts: Record<string, unknown>) => {
-      const { config, logFormat, psk, ...rest } = opts
+      const { config, psk, ...rest } = opts
       let cfg
       try {
         const path = (config as string | undefined) ?? process.env.TREECAST_CONFIG
@@ -146,7 +158,7 @@ A bad value exits with code 2 and names the field. Debug namespaces: DEBUG='tree
         console.error(`treecast: bad configuration: ${err.message}`)
         process.exit(EXIT_USAGE)
       }
-      const log = createLogger(cfg.logLevel, logFormat === 'json' ? 'json' : 'text')
+      const log = createLogger(cfg.logLevel, cfg.logFormat)
       await runDaemon(cfg, log)
     })
 
@@ -185,7 +197,7 @@ A bad value exits with code 2 and names the field. Debug namespaces: DEBUG='tree
     .requiredOption('--op <op>', 'sum, prod, min, max, band, bor, bxor')
     .requiredOption('--length <n>', 'elements of the reduced array', intArg('length'))
     .option('--id <name>', 'this daemon\'s call of collective reduction <name> (call it on every daemon; the root prints the result)')
-    .option('--root <peer>', 'with --id: the root\'s peer id (default: this daemon)')
+    .option('--root <peer>', 'with --id: the root\'s peer id or overlay id, as its status shows them (default: this daemon)')
     .action(async (o: ClientFlags & { op: string, length: number, id?: string, root?: string }) => {
       await client(o, async (c) => {
         if (o.root !== undefined && o.id === undefined) throw new ConfigError('root', '--root needs --id')

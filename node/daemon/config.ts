@@ -12,6 +12,7 @@ import { parse as parseToml } from 'smol-toml'
 import { resolveCoreConfig, type CoreInit } from '../../overlay/config.ts'
 import { DEFAULT_NODE_NET, resolveNodeConfig, type NodeNetInit } from '../config.ts'
 import { unknownKey } from '../../overlay/unknown-keys.ts'
+import { DEFAULT_CODEC_LIMITS } from '../../overlay/codec.ts'
 import { IntervalSet } from '../../virtual-nodes/interval-set.ts'
 
 /** A bad configuration value; `field` is the config key (as in the file). */
@@ -21,6 +22,8 @@ export class ConfigError extends Error {
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+/** Log lines as `time level msg key=value` text or JSON lines. */
+export type LogFormat = 'text' | 'json'
 /** What this peer contributes to a reduction, per owned virtual node and element. */
 export type Contribution = 'ones' | 'vnode' | 'zeros'
 
@@ -41,6 +44,7 @@ export interface DaemonConfig {
   /** host:port of the control API (port 0: any; the actual one is written to api.json). */
   apiListen: string
   logLevel: LogLevel
+  logFormat: LogFormat
   /** A libp2p pnet swarm key file (private network). */
   pskFile: string | undefined
   /** This peer's contribution to reductions. */
@@ -63,7 +67,7 @@ export interface DaemonConfig {
 const CORE_FIELDS = ['probeTimeoutMs', 'steadyProbeIntervalMs', 'leaveTimeoutMs', 'maxPayloadBytes', 'reduceMaxDurationMs'] as const
 const NET_FIELDS = ['failureDetectionTimeoutMs', 'heartbeatIntervalMs', 'dialTimeoutMs', 'dialAttempts', 'maxPeers'] as const
 
-type Kind = 'string' | 'list' | 'int' | 'bool' | 'level' | 'contribute'
+type Kind = 'string' | 'list' | 'int' | 'bool' | 'level' | 'format' | 'contribute'
 interface FieldSpec { key: string, env: string, kind: Kind }
 
 /** Every top-level field, its environment variable and its type. */
@@ -76,6 +80,7 @@ export const FIELDS: readonly FieldSpec[] = [
   { key: 'dataDir', env: 'TREECAST_DATA_DIR', kind: 'string' },
   { key: 'apiListen', env: 'TREECAST_API_LISTEN', kind: 'string' },
   { key: 'logLevel', env: 'TREECAST_LOG_LEVEL', kind: 'level' },
+  { key: 'logFormat', env: 'TREECAST_LOG_FORMAT', kind: 'format' },
   { key: 'pskFile', env: 'TREECAST_PSK_FILE', kind: 'string' },
   { key: 'contribute', env: 'TREECAST_CONTRIBUTE', kind: 'contribute' },
   { key: 'deliveryLog', env: 'TREECAST_DELIVERY_LOG', kind: 'string' },
@@ -85,6 +90,9 @@ export const FIELDS: readonly FieldSpec[] = [
   ...CORE_FIELDS.map((key) => ({ key, env: envName(key), kind: 'int' as const })),
   ...NET_FIELDS.map((key) => ({ key, env: envName(key), kind: 'int' as const }))
 ]
+
+/** TREECAST_* variables that are not fields: the config file's path, and the client commands' API address and token. */
+const OTHER_ENV = ['TREECAST_CONFIG', 'TREECAST_API', 'TREECAST_TOKEN']
 
 function envName (key: string): string {
   return 'TREECAST_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase()
@@ -99,6 +107,7 @@ export const DEFAULTS: Readonly<Omit<DaemonConfig, 'core' | 'net'>> = Object.fre
   dataDir: resolve(homedir(), '.treecast'),
   apiListen: '127.0.0.1:0',
   logLevel: 'info',
+  logFormat: 'text',
   pskFile: undefined,
   contribute: 'ones',
   deliveryLog: undefined,
@@ -137,6 +146,9 @@ function coerce (spec: FieldSpec, v: unknown, fromText: boolean): unknown {
     case 'level':
       if (v === 'debug' || v === 'info' || v === 'warn' || v === 'error') return v
       throw new ConfigError(key, `must be one of debug, info, warn, error; got ${show(v)}`)
+    case 'format':
+      if (v === 'text' || v === 'json') return v
+      throw new ConfigError(key, `must be text or json; got ${show(v)}`)
     case 'contribute':
       if (v === 'ones' || v === 'vnode' || v === 'zeros') return v
       throw new ConfigError(key, `must be one of ones, vnode, zeros; got ${show(v)}`)
@@ -184,6 +196,11 @@ export function resolveConfig (sources: { file?: Raw, env?: Record<string, strin
   const flags = sources.flags ?? {}
   const known = new Set([...FIELDS.map((f) => f.key), 'core', 'net'])
   for (const k of Object.keys(file)) if (!known.has(k)) throw new ConfigError(k, 'unknown field')
+  // As a file's unknown field: a misspelt variable (TREECAST_VNODE) was ignored in silence.
+  const knownEnv = new Set([...FIELDS.map((f) => f.env), ...OTHER_ENV])
+  for (const k of Object.keys(env)) {
+    if (k.startsWith('TREECAST_') && !knownEnv.has(k)) throw new ConfigError(k, 'unknown environment variable (`treecast start --help` lists them)')
+  }
 
   const out: Raw = { ...DEFAULTS }
   const core: CoreInit = { ...objectField(file, 'core') as CoreInit }
@@ -262,12 +279,15 @@ function validate (cfg: DaemonConfig): void {
     }
   }
   for (const a of cfg.join) if (!a.includes('/p2p/')) throw new ConfigError('join', `must end in /p2p/<peer id>: ${a}`)
-  if (!(cfg.vnodes >= 1 && cfg.vnodes <= 2 ** 32)) throw new ConfigError('vnodes', `must be in 1..2^32, got ${cfg.vnodes}`)
+  // Virtual node ids are below 2^31 (virtual-nodes/interval-set.ts): more failed at start, exit 1.
+  const maxVnodes = DEFAULT_CODEC_LIMITS.vnodeUniverse
+  if (!(cfg.vnodes >= 1 && cfg.vnodes <= maxVnodes)) throw new ConfigError('vnodes', `must be in 1..${maxVnodes} (2^31), got ${cfg.vnodes}`)
   if (cfg.want !== undefined) parseRanges(cfg.want)
   parseHostPort(cfg.apiListen)
   if (cfg.shutdownTimeoutMs < 1) throw new ConfigError('shutdownTimeoutMs', 'must be positive')
   if (cfg.joinTimeoutMs < 1) throw new ConfigError('joinTimeoutMs', 'must be positive')
   if (cfg.pskFile !== undefined) readPsk(cfg.pskFile)
+  checkTimes(cfg)
   // The node's own validation, with its field names prefixed.
   const unknownCore = unknownKey(cfg.core, Object.keys(resolveCoreConfig()))
   if (unknownCore !== undefined) throw new ConfigError(`core.${unknownCore}`, 'unknown field')
@@ -275,6 +295,27 @@ function validate (cfg: DaemonConfig): void {
   const unknownNet = unknownKey(cfg.net, Object.keys(DEFAULT_NODE_NET))
   if (unknownNet !== undefined) throw new ConfigError(`net.${unknownNet}`, 'unknown field')
   try { resolveNodeConfig(cfg.net) } catch (err) { throw new ConfigError(`net.${fieldOf(err)}`, (err as Error).message) }
+}
+
+/** Node's longest timer: a longer one fires after 1 ms (with a TimeoutOverflowWarning). */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * Every time in milliseconds (a field ending in `Ms`, here and in `core` and `net`) fits a
+ * Node timer: `shutdownTimeoutMs` 99999999999 made the daemon exit 1 at once ("shutdown
+ * took too long"), and such a `joinTimeoutMs` failed every join at once.
+ */
+function checkTimes (cfg: DaemonConfig): void {
+  const fields: Array<[string, unknown]> = [
+    ...Object.entries(cfg).filter(([k]) => k !== 'core' && k !== 'net'),
+    ...Object.entries(cfg.core).map(([k, v]): [string, unknown] => [`core.${k}`, v]),
+    ...Object.entries(cfg.net).map(([k, v]): [string, unknown] => [`net.${k}`, v])
+  ]
+  for (const [field, v] of fields) {
+    if (field.endsWith('Ms') && typeof v === 'number' && v > MAX_TIMER_MS) {
+      throw new ConfigError(field, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days, Node's longest timer), got ${v}`)
+    }
+  }
 }
 
 /** The field an InvalidConfigError's message starts with (the node's errors name it first). */

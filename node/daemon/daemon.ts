@@ -19,12 +19,12 @@ import { installLibp2pGuard } from '../libp2p-guard.ts'
 import { IntervalSet } from '../../virtual-nodes/interval-set.ts'
 import { resolveCoreConfig } from '../../overlay/config.ts'
 import { ControlApi, EventHub, type ApiHost } from './api.ts'
-import { parseHostPort, parseRanges, readPsk, type DaemonConfig } from './config.ts'
+import { formatRanges, parseHostPort, parseRanges, readPsk, type DaemonConfig } from './config.ts'
 import { contribution } from './contribute.ts'
 import type { Logger } from './log.ts'
 import { DaemonMetrics } from './metrics.ts'
 import { lockDataDir, type DataDirLock } from './lock.ts'
-import { ensureDataDir, loadOrCreateKey, readState, removeApiInfo, writeApiInfo, writeState } from './state.ts'
+import { ensureDataDir, keepBadState, loadOrCreateKey, readState, removeApiInfo, StateFileError, writeApiInfo, writeState, type SavedState } from './state.ts'
 
 export type Phase = 'starting' | 'joining' | 'running' | 'leaving' | 'stopped'
 
@@ -104,7 +104,7 @@ export class Daemon implements ApiHost {
     this.apiUrl = await this.api.listen(host, port)
     this.log.info('control api listening', { url: this.apiUrl })
 
-    const saved = cfg.fresh ? undefined : readState(cfg.dataDir)
+    const saved = cfg.fresh ? undefined : this.savedState()
     let want: IntervalSet | undefined
     // Saved ranges are asked for in the overlay they were owned in: a contact of an overlay
     // of another size ignores them (state.json reused elsewhere took every virtual node).
@@ -132,6 +132,12 @@ export class Daemon implements ApiHost {
       this.log.info('node started', { id: n.id, listen: listenAddrs(n) })
       n.bootstrap(cfg.vnodes)
       this.log.info('founded a new overlay', { id: n.id, vnodes: cfg.vnodes })
+      // A restarted founder with no `join` (an eviction's restart too) splits from the overlay it was in.
+      if (saved !== undefined && saved.owned.length > 0 && !(saved.owned.length === 1 && saved.owned[0]?.[0] === 0 && saved.owned[0][1] === saved.vnodeCount)) {
+        this.log.warn('founded a new overlay, though state.json says this peer shared one with other peers: they are not in this one; start with --join <member> to rejoin them', {
+          savedVnodes: saved.vnodeCount, savedOwned: formatRanges(IntervalSet.fromRanges(saved.owned))
+        })
+      }
     } else {
       this.phase = 'joining'
       let joined = false
@@ -153,10 +159,12 @@ export class Daemon implements ApiHost {
           joined = true
           break
         } catch (err) {
-          const next = contacts[i + 1]
-          this.log.warn(next !== undefined ? 'join failed: trying the next contact' : 'join failed', { contact, attempt, err: (err as Error).message, ...(next !== undefined ? { next } : {}) })
           this.nodeValue = undefined
           await n.stop().catch(() => {})
+          // Stopped by a signal or POST /leave while it waited: not a failure of the join.
+          if (this.shuttingDown) return
+          const next = contacts[i + 1]
+          this.log.warn(next !== undefined ? 'join failed: trying the next contact' : 'join failed', { contact, attempt, err: (err as Error).message, ...(next !== undefined ? { next } : {}) })
         }
       }
       if (!joined) throw new Error(`could not join through any of: ${contacts.join(', ')}`)
@@ -165,6 +173,19 @@ export class Daemon implements ApiHost {
     if (this.shuttingDown) return
     this.phase = 'running'
     this.saveState()
+  }
+
+  /** state.json; one that cannot be used is kept as state.json.bad, with a warning, and the daemon joins as a new peer. */
+  private savedState (): SavedState | undefined {
+    try {
+      return readState(this.cfg.dataDir)
+    } catch (err) {
+      if (!(err instanceof StateFileError)) throw err
+      let keptAs: string | undefined
+      try { keptAs = keepBadState(this.cfg.dataDir) } catch { /* left in place: written over once this peer owns virtual nodes */ }
+      this.log.warn('state.json is unreadable: not asking for the virtual nodes owned last time (joining as a new peer)', { err: err.message, ...(keptAs !== undefined ? { keptAs } : {}) })
+      return undefined
+    }
   }
 
   private async startNode (init: CreateTreecastInit, _key: PrivateKey, token: string): Promise<TreecastNode> {
@@ -289,6 +310,9 @@ export class Daemon implements ApiHost {
     }
   }
 
+  /** Exits now with `code`, as a second signal asks, with a clean exit's cleanup (api.json, the lock). */
+  exitAtOnce (code: number): void { this.finish(code) }
+
   private finished = false
   private finish (code: number): void {
     if (this.finished) return
@@ -317,7 +341,9 @@ export async function runDaemon (cfg: DaemonConfig, log: Logger): Promise<Daemon
     signals++
     if (signals > 1) {
       log.warn('second signal: exiting at once', { signal: sig })
-      process.exit(sig === 'SIGINT' ? 130 : 143)
+      // Through finish(): process.exit alone left api.json behind, naming an API nobody served.
+      d.exitAtOnce(sig === 'SIGINT' ? 130 : 143)
+      return
     }
     log.info('signal received: leaving gracefully (send it again to exit at once)', { signal: sig })
     void d.shutdown(sig, 0)

@@ -49,17 +49,32 @@ export interface SavedState {
   readonly savedAt: string
 }
 
+/** A state.json that exists but cannot be used (it does not parse, or its ranges are not ranges). */
+export class StateFileError extends Error {
+  override readonly name = 'StateFileError'
+  constructor (readonly path: string, why: string) { super(`${path} is unreadable: ${why}`) }
+}
+
+/**
+ * `<dir>/state.json`, or undefined when there is none. One that cannot be used throws a
+ * {@link StateFileError}: it was taken for a missing one, and the daemon wrote over it
+ * without a word (node/daemon/daemon.ts warns and keeps it as state.json.bad).
+ */
 export function readState (dir: string): SavedState | undefined {
   const path = join(dir, STATE_FILE)
   if (!existsSync(path)) return undefined
-  try {
-    const s = JSON.parse(readFileSync(path, 'utf8')) as SavedState
-    if (!Array.isArray(s.owned)) return undefined
-    IntervalSet.fromRanges(s.owned) // validates
-    return s
-  } catch {
-    return undefined
-  }
+  let s: unknown
+  try { s = JSON.parse(readFileSync(path, 'utf8')) } catch (err) { throw new StateFileError(path, (err as Error).message) }
+  if (s === null || typeof s !== 'object' || !Array.isArray((s as Partial<SavedState>).owned)) throw new StateFileError(path, 'no "owned" list of ranges')
+  try { IntervalSet.fromRanges((s as SavedState).owned) } catch (err) { throw new StateFileError(path, `"owned": ${(err as Error).message}`) }
+  return s as SavedState
+}
+
+/** Moves an unreadable state.json aside, to `state.json.bad` (replacing an older one); returns that path. */
+export function keepBadState (dir: string): string {
+  const bad = join(dir, `${STATE_FILE}.bad`)
+  renameSync(join(dir, STATE_FILE), bad)
+  return bad
 }
 
 export function writeState (dir: string, s: SavedState): void {
