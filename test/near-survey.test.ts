@@ -138,11 +138,12 @@ describe('the survey in the simulator', () => {
       const off = wanEdges(seed, 0)
       expect(on.violations + off.violations).toBe(0)
       // 64 roots x 3 other clusters: the least possible. With probes that download on
-      // demand (the twenty-first round) one bandwidth tree of seed 3 keeps a second entry
-      // into one cluster at 4 s: 193 (seeds 1, 2, 4, 5: 192). Before, with a download on
-      // every probe, two of seed 2 did: 194.
+      // demand (the twenty-first round) one bandwidth tree of seed 3 kept a second entry
+      // into one cluster at 4 s: 193, until cluster tags (2026-11-28) made reach reports a
+      // few bytes longer and the trees came out otherwise. Before, with a download on every
+      // probe, two of seed 2 did: 194.
       expect(on.lat).toBe(192)
-      expect(on.bw).toBe(seed === 3 ? 193 : 192)
+      expect(on.bw).toBe(192)
       // Without it, some tree keeps an extra edge (seed 3: only latency trees since the
       // bandwidth trees' fan-out limit, `bwMaxChildren`).
       expect(off.lat + off.bw).toBeGreaterThan(2 * 192)

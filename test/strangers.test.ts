@@ -82,13 +82,14 @@ describe('messages from strangers', () => {
 
   it('pings and probes are answered, but a stranger is not measured as a near peer', () => {
     const c = core()
+    // A probe's request names the nonce of its ping (overlay/probing.ts).
     c.handle(1, 'zz', { t: 'ping', nonce: 7 })
-    c.handle(1.5, 'zz', { t: 'probe-req', nonce: 8, light: true })
+    c.handle(1.5, 'zz', { t: 'probe-req', nonce: 7, light: true })
     expect(sends(c.takeOutputs()).map((s) => [s.to, s.message.t])).toEqual([['zz', 'pong'], ['zz', 'probe-rep']])
     expect((c as unknown as { probing: { rttOf: (p: string) => number | undefined } }).probing.rttOf('zz')).toBeUndefined()
     // A member's probe is measured as before.
     c.handle(2, 'b', { t: 'ping', nonce: 9 })
-    c.handle(2.5, 'b', { t: 'probe-req', nonce: 10, light: true })
+    c.handle(2.5, 'b', { t: 'probe-req', nonce: 9, light: true })
     expect((c as unknown as { probing: { rttOf: (p: string) => number | undefined } }).probing.rttOf('b')).toBe(0.5)
   })
 
