@@ -123,6 +123,13 @@ export const DEFAULT_NODE_NET: ResolvedNodeConfig = Object.freeze({
   maxStreamsPerConnection: 512
 })
 
+/**
+ * The longest delay Node's setTimeout takes (2^31 - 1 ms, about 24.8 days): a longer one
+ * fires after 1 ms. Times in ms past it are refused, and the node's core timer is armed
+ * for at most this long (then again for the rest).
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+
 /** Fills defaults and validates; throws InvalidConfigError on a bad value. */
 export function resolveNodeConfig (init: NodeNetInit = {}): ResolvedNodeConfig {
   const r: Required<NodeNetInit> = { ...DEFAULT_NODE_NET }
@@ -133,6 +140,7 @@ export function resolveNodeConfig (init: NodeNetInit = {}): ResolvedNodeConfig {
     if (!Number.isInteger(v) && key !== 'heartbeatIntervalMs' && key !== 'failureDetectionTimeoutMs' && key !== 'dialTimeoutMs' && key !== 'bulkIdleMs' && key !== 'pruneIdleMs') {
       throw new InvalidConfigError(`${key} must be an integer, got ${v}`)
     }
+    if (key.endsWith('Ms') && v > MAX_TIMER_MS) throw new InvalidConfigError(`${key} must be at most ${MAX_TIMER_MS} ms (setTimeout's limit), got ${v}`)
     r[key] = v
   }
   if (r.heartbeatIntervalMs * 2 > r.failureDetectionTimeoutMs) {

@@ -7,7 +7,7 @@ import type { PrivateKey } from '@libp2p/interface'
 import { preSharedKey } from '@libp2p/pnet'
 import { createLibp2p, type Libp2p, type Libp2pOptions } from 'libp2p'
 import type { Multiaddr } from '@multiformats/multiaddr'
-import { DEFAULT_NODE_NET } from './config.ts'
+import { DEFAULT_NODE_NET, MAX_TIMER_MS } from './config.ts'
 import { corkedTcp } from './corked-tcp.ts'
 import { halfWindowYamux } from './half-window-yamux.ts'
 import { quietNoise } from './quiet-noise.ts'
@@ -145,7 +145,7 @@ export async function createTreecast (init: CreateTreecastInit = {}): Promise<Tr
   const unknown = unknownKey(init, CREATE_OPTIONS)
   if (unknown !== undefined) throw new InvalidConfigError(`${unknown} is not an option of createTreecast (CreateTreecastInit, node/create-treecast.ts)`)
   const stopTimeoutMs = init.stopTimeoutMs ?? 5000
-  if (!(stopTimeoutMs > 0)) throw new InvalidArgumentError('stopTimeoutMs must be positive')
+  if (!(stopTimeoutMs > 0 && stopTimeoutMs <= MAX_TIMER_MS)) throw new InvalidArgumentError(`stopTimeoutMs must be positive and at most ${MAX_TIMER_MS}, got ${String(stopTimeoutMs)}`)
   const libp2p = await createLibp2p({
     start: false,
     ...(init.privateKey !== undefined ? { privateKey: init.privateKey } : {}),

@@ -15,7 +15,7 @@ import type { Message } from '../overlay/messages.ts'
 import type { CollectiveInit } from '../overlay/collective.ts'
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
-import { resolveNodeConfig, type ResolvedNodeConfig } from './config.ts'
+import { MAX_TIMER_MS, resolveNodeConfig, type ResolvedNodeConfig } from './config.ts'
 import { AlreadyMemberError, EvictedError, InvalidArgumentError, InvalidConfigError, JoinFailedError, NotStartedError, ReduceFailedError } from './errors.ts'
 import { unknownKey } from '../overlay/unknown-keys.ts'
 import { CREATE_OPTIONS } from './init-options.ts'
@@ -63,7 +63,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     super()
     this.cfg = resolveNodeConfig(init)
     this.log = componentLog(components, 'treecast')
-    if (init.joinTimeoutMs !== undefined && !(init.joinTimeoutMs > 0)) throw new InvalidArgumentError('joinTimeoutMs must be positive')
+    if (init.joinTimeoutMs !== undefined && !(init.joinTimeoutMs > 0 && init.joinTimeoutMs <= MAX_TIMER_MS)) throw new InvalidArgumentError(`joinTimeoutMs must be positive and at most ${MAX_TIMER_MS}, got ${String(init.joinTimeoutMs)}`)
     if (init.rejoinAttempts !== undefined && !(Number.isInteger(init.rejoinAttempts) && init.rejoinAttempts >= 0)) throw new InvalidArgumentError('rejoinAttempts must be a non-negative integer')
     // Protocol options are checked now, not when the core is made at start.
     resolveCoreConfig({ failureDetectionTimeoutMs: this.cfg.failureDetectionTimeoutMs, ...init.core })
@@ -404,7 +404,8 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
     if (this.timer !== undefined && next >= this.timerAt) return
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timerAt = next
-    this.timer = setTimeout(() => { this.onTimer() }, Math.max(0, next - now))
+    // A core deadline past setTimeout's limit (a huge configured timeout) is waited for in steps: a longer delay would fire after 1 ms, again and again.
+    this.timer = setTimeout(() => { this.onTimer() }, Math.min(MAX_TIMER_MS, Math.max(0, next - now)))
   }
 
   /** Others declared this peer dead: pending operations fail, and it rejoins unless told not to. */

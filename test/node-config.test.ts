@@ -2,7 +2,7 @@
  * The node's network options (node/config.ts): defaults, and a named error for every bad value.
  */
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_NODE_NET, resolveNodeConfig } from '../node/config.ts'
+import { DEFAULT_NODE_NET, MAX_TIMER_MS, resolveNodeConfig } from '../node/config.ts'
 import { InvalidConfigError } from '../node/errors.ts'
 
 describe('resolveNodeConfig', () => {
@@ -26,5 +26,10 @@ describe('resolveNodeConfig', () => {
     expect(resolveNodeConfig({ bulkMinBytes: 8 * 1024 * 1024, maxQueuedBytes: 64 * 1024 * 1024 }).bulkMinBytes).toBe(8 * 1024 * 1024)
     expect(() => resolveNodeConfig({ heartbeatIntervalMs: 3000, failureDetectionTimeoutMs: 5000 })).toThrow(/at least twice/)
     expect(() => resolveNodeConfig({ maxFrameBytes: 512 })).toThrow(/at least 1024/)
+    // setTimeout fires a longer delay after 1 ms: a dial or heartbeat time past it is refused.
+    for (const key of ['dialTimeoutMs', 'pruneIdleMs', 'bulkIdleMs'] as const) {
+      expect(() => resolveNodeConfig({ [key]: MAX_TIMER_MS + 1 }), key).toThrow(/setTimeout's limit/)
+      expect(resolveNodeConfig({ [key]: MAX_TIMER_MS })[key]).toBe(MAX_TIMER_MS)
+    }
   })
 })

@@ -21,6 +21,12 @@ describe('misuse', { timeout: 60_000 }, () => {
 
   afterAll(async () => { await stopAll(made) }, 60_000)
 
+  it('refuses timeouts past setTimeout\'s limit (2^31 - 1 ms), which would fire after 1 ms', async () => {
+    await expect(createTreecast({ stopTimeoutMs: 2 ** 31 })).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(createTreecast({ joinTimeoutMs: 2 ** 31 })).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(createTreecast({ dialTimeoutMs: 2 ** 31 })).rejects.toBeInstanceOf(InvalidConfigError)
+  })
+
   it('throws NotStartedError before start() and after stop()', async () => {
     const n = track(await createTreecast())
     await expect(n.join('/ip4/127.0.0.1/tcp/1/p2p/12D3KooWGRUVh7XnR5ncGNQF5APd4NdxKzZMsfsN1RQRLkZDFZLC')).rejects.toBeInstanceOf(NotStartedError)
