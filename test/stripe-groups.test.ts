@@ -11,8 +11,8 @@ import { clusterTag, CLUSTER_TAG_SIZE, tagsOverlap } from '../overlay/cluster-ta
 import { planStripes } from '../overlay/stripes.ts'
 import type { TreeEntry } from '../trees/tree-ops.ts'
 import { sameEntries, subtreeEntries } from '../trees/tree-entries.ts'
-import { expectExactlyOnce, type Loop } from './core-loop.ts'
-import { BYTES, CHUNK, NAMES, chunksOf, cluster, expectPayload, payload, threeClusters } from './stripes-rig.ts'
+import type { Loop } from './core-loop.ts'
+import { BYTES, CHUNK, NAMES, broadcastChecked, chunksOf, cluster, payload, threeClusters } from './stripes-rig.ts'
 
 describe('cluster tags', () => {
   const byRtt = (list: Array<[PeerId, number]>): Array<{ peer: PeerId, rttMs: number, seq: number }> => list.map(([peer, rttMs], seq) => ({ peer, rttMs, seq })).sort((a, b) => a.rttMs - b.rttMs || a.seq - b.seq)
@@ -116,12 +116,7 @@ describe('a bandwidth tree entering one cluster twice', () => {
   it.each([[true, 2, 1], [false, 3, 2]] as const)('tags %s: %i stripes, the most copies of a chunk entering cluster 2 over the wide area %i', (tags, stripes, copies) => {
     const loop = threeClusters(true)
     const other = twoEntriesInCluster2(loop, tags)
-    const id = loop.input('p00', (c) => c.broadcast(loop.now, payload()))
-    loop.runUntil(() => loop.outputs('broadcast-done', 'p00').length > 0, 5000, 'broadcast-done')
-    loop.run(100)
-    loop.ok()
-    expectExactlyOnce(loop, id, NAMES.length)
-    expectPayload(loop, id)
+    const id = broadcastChecked(loop)
     const opens = chunksOf(loop, id).filter((c) => c.msg.open !== undefined)
     expect(new Set(opens.map((c) => c.msg.open?.stripes))).toEqual(new Set([stripes]))
     // Every peer but the root gets every chunk exactly once.

@@ -5,7 +5,7 @@
 import { expect } from 'vitest'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { ChunkMessage } from '../overlay/messages.ts'
-import { Loop } from './core-loop.ts'
+import { Loop, expectExactlyOnce } from './core-loop.ts'
 
 /** Three clusters of four peers: 0.2 ms one way inside, 5 ms between. */
 export const NAMES = Array.from({ length: 12 }, (_, i) => `p${String(i).padStart(2, '0')}`)
@@ -50,4 +50,15 @@ export function chunksOf (loop: Loop, id: string): Array<{ from: PeerId, to: Pee
     if (opened.get(key) === id) out.push({ from: s.from, to: s.to, msg: s.message })
   }
   return out
+}
+
+/** p00 broadcasts the payload and the loop runs until it is done; checked delivered once everywhere, byte for byte. Returns its id. */
+export function broadcastChecked (loop: Loop): string {
+  const id = loop.input('p00', (c) => c.broadcast(loop.now, payload()))
+  loop.runUntil(() => loop.outputs('broadcast-done', 'p00').length > 0, 5000, 'broadcast-done')
+  loop.run(100)
+  loop.ok()
+  expectExactlyOnce(loop, id, NAMES.length)
+  expectPayload(loop, id)
+  return id
 }

@@ -11,7 +11,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { planStripes, stripeChunkCount, streamChunkCount, MAX_STRIPES } from '../overlay/stripes.ts'
 import { MAX_TREE_ENTRIES, subtreeEntries } from '../trees/tree-entries.ts'
 import { Loop, expectExactlyOnce } from './core-loop.ts'
-import { BYTES, CHUNK, NAMES, chunksOf, cluster, expectPayload, latency, payload, threeClusters } from './stripes-rig.ts'
+import { BYTES, CHUNK, NAMES, broadcastChecked, chunksOf, cluster, expectPayload, latency, payload, threeClusters } from './stripes-rig.ts'
 
 describe('stripe arithmetic', () => {
   it('chunk counts match a naive count', () => {
@@ -86,12 +86,7 @@ describe('striped broadcasts over three clusters', () => {
     const loop = threeClusters(true)
     const entries = loop.core('p00').trees.stripeEntries()
     expect(new Set(entries.map((x) => cluster(x.peer))), 'one entry in each other cluster').toEqual(new Set([1, 2]))
-    const id = loop.input('p00', (c) => c.broadcast(loop.now, payload()))
-    loop.runUntil(() => loop.outputs('broadcast-done', 'p00').length > 0, 5000, 'broadcast-done')
-    loop.run(100)
-    loop.ok()
-    expectExactlyOnce(loop, id, NAMES.length)
-    expectPayload(loop, id)
+    const id = broadcastChecked(loop)
     const chunks = chunksOf(loop, id)
     const opens = chunks.filter((c) => c.msg.open !== undefined)
     expect(opens.every((c) => c.msg.open?.stripes === 2), 'every stream names the stripe count').toBe(true)
