@@ -139,6 +139,23 @@ async function until (what: string, ms: number, ok: () => boolean): Promise<void
   }
 }
 
+describe('SIGHUP', () => {
+  it('a closed terminal\'s SIGHUP leaves gracefully and exits 0, as SIGTERM does', async () => {
+    const dh = join(tmp, 'h')
+    const h = startProcess(['--data-dir', dh])
+    try {
+      await until('api.json', 30_000, () => readApiInfo(dh)?.pid === h.child.pid && h.stderr().includes('founded a new overlay'))
+      h.child.kill('SIGHUP')
+      expect(await h.closed, h.stderr()).toBe(0)
+      expect(h.stderr()).toMatch(/leaving gracefully.*SIGHUP/)
+      expect(existsSync(join(dh, LOCK_FILE))).toBe(false)
+      expect(existsSync(join(dh, 'api.json'))).toBe(false)
+    } finally {
+      h.child.kill('SIGKILL')
+    }
+  }, 60_000)
+})
+
 describe('a second signal', () => {
   it('exits 143 at once, during the leave, and leaves neither api.json nor the lock', async () => {
     const dx = join(tmp, 'x')

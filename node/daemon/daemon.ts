@@ -6,7 +6,7 @@
  * the node; join through the first reachable peer of `join` (each attempt on a fresh node,
  * the same key), asking for the ranges saved in state.json (or `want`) unless `fresh`; with
  * no peer to join (or only itself), found a new overlay of `vnodes` virtual nodes.
- * Shutdown (SIGTERM, SIGINT, POST /leave): leave gracefully, stop, exit 0, within
+ * Shutdown (SIGTERM, SIGINT, SIGHUP, POST /leave): leave gracefully, stop, exit 0, within
  * `shutdownTimeoutMs`; a second signal exits at once (130 / 143). Evicted (declared dead
  * while alive): exits 1, so a supervisor restarts it and it rejoins with its old ranges.
  */
@@ -342,7 +342,7 @@ export async function runDaemon (cfg: DaemonConfig, log: Logger): Promise<Daemon
     if (signals > 1) {
       log.warn('second signal: exiting at once', { signal: sig })
       // Through finish(): process.exit alone left api.json behind, naming an API nobody served.
-      d.exitAtOnce(sig === 'SIGINT' ? 130 : 143)
+      d.exitAtOnce(sig === 'SIGINT' ? 130 : sig === 'SIGHUP' ? 129 : 143)
       return
     }
     log.info('signal received: leaving gracefully (send it again to exit at once)', { signal: sig })
@@ -350,6 +350,8 @@ export async function runDaemon (cfg: DaemonConfig, log: Logger): Promise<Daemon
   }
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
+  // A closed terminal (or ssh session) sends SIGHUP: by default it killed the daemon at once, which the others took for a crash.
+  process.on('SIGHUP', onSignal)
   process.on('unhandledRejection', (reason) => {
     log.error('unhandled rejection', { err: reason instanceof Error ? reason.stack ?? reason.message : String(reason) })
   })
