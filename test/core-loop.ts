@@ -45,6 +45,17 @@ export const contribute: ContributeFn = (_id, start, vnodes) => {
 }
 
 export interface Ev { at: number, seq: number, run: () => void }
+
+/** Inserts `e` into `events`, kept sorted by time, then by scheduling order (FIFO among equal times). */
+export function insertEvent (events: Ev[], e: Ev): void {
+  let i = events.length
+  while (i > 0) {
+    const p = events[i - 1] as Ev
+    if (p.at < e.at || (p.at === e.at && p.seq < e.seq)) break
+    i--
+  }
+  events.splice(i, 0, e)
+}
 export interface Logged { at: number, peer: PeerId, out: Output }
 export interface SentMsg { at: number, from: PeerId, to: PeerId, message: Message }
 
@@ -181,14 +192,7 @@ export class Loop {
 
   /** Runs `run` at `at` (virtual time), after what is due before. */
   schedule (at: number, run: () => void): void {
-    const e = { at, seq: this.seq++, run }
-    let i = this.events.length
-    while (i > 0) {
-      const p = this.events[i - 1] as Ev
-      if (p.at < at || (p.at === at && p.seq < e.seq)) break
-      i--
-    }
-    this.events.splice(i, 0, e)
+    insertEvent(this.events, { at, seq: this.seq++, run })
   }
 
   private step (until: number): boolean {

@@ -10,7 +10,17 @@ import { TreecastCore } from '../overlay/core.ts'
 import { JoinAttempt, joinElsewhereTarget, MAX_JOIN_REDIRECTS } from '../overlay/join-attempt.ts'
 import { Membership } from '../overlay/membership.ts'
 import type { Message } from '../overlay/messages.ts'
-import { expectExactlyOnce, PEERS5, settled } from './core-loop.ts'
+import type { PeerId } from '../virtual-nodes/peer-id.ts'
+import { expectExactlyOnce, PEERS5, settled, type Loop } from './core-loop.ts'
+
+/** Once the trees settle, a broadcast from `root` reaches each of the 23 virtual nodes once, and no invariant broke. */
+function settledBroadcastOnce (loop: Loop, root: PeerId): void {
+  loop.runUntil(() => loop.stable(), 10_000, 'stable after the joins and leaves')
+  const id = loop.input(root, (c) => c.broadcast(loop.now, Uint8Array.of(7)))
+  loop.runUntil(() => loop.outputs('broadcast-done', root).length > 0, 2000, 'broadcast-done')
+  expectExactlyOnce(loop, id, 23)
+  loop.ok()
+}
 
 describe('join through a leaving contact', () => {
   it('the contact sends the joiner to its successor, who welcomes it; no virtual node has two owners', () => {
@@ -29,11 +39,7 @@ describe('join through a leaving contact', () => {
     expect(loop.sent.filter((m) => m.message.t === 'join').map((m) => m.to)).toEqual(['p2', target])
     expect(loop.core('p2').stats.rejected['join-while-not-running']).toBeUndefined()
     loop.runUntil(() => loop.core('p2').state === 'left', 2000, 'p2 left')
-    loop.runUntil(() => loop.stable(), 10_000, 'stable after the join and the leave')
-    const id = loop.input('p9', (c) => c.broadcast(loop.now, Uint8Array.of(7)))
-    loop.runUntil(() => loop.outputs('broadcast-done', 'p9').length > 0, 2000, 'broadcast-done')
-    expectExactlyOnce(loop, id, 23)
-    loop.ok()
+    settledBroadcastOnce(loop, 'p9')
   })
 
   it('a rejoiner asking for its old ranges through a leaving contact gets exactly those', () => {
@@ -67,11 +73,7 @@ describe('join through a leaving contact', () => {
     expect(hops.at(-1)).not.toBe('p1')
     expect(hops.at(-1)).not.toBe('p2')
     loop.runUntil(() => loop.core('p1').state === 'left' && loop.core('p2').state === 'left', 3000, 'leavers gone')
-    loop.runUntil(() => loop.stable(), 10_000, 'stable')
-    const id = loop.input('p0', (c) => c.broadcast(loop.now, Uint8Array.of(1)))
-    loop.runUntil(() => loop.outputs('broadcast-done', 'p0').length > 0, 2000, 'broadcast-done')
-    expectExactlyOnce(loop, id, 23)
-    loop.ok()
+    settledBroadcastOnce(loop, 'p0')
   })
 
   it('the last member leaving cannot send a joiner anywhere: the join goes unanswered', () => {

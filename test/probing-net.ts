@@ -11,9 +11,8 @@ import type { Message, ProbeTreeEntry } from '../overlay/messages.ts'
 import { firstNumberOf } from '../overlay/incarnation-numbers.ts'
 import { MAX_NEAR_HINTS } from '../overlay/near-peers.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import { mulberry32 } from './core-loop.ts'
+import { insertEvent, mulberry32, type Ev } from './core-loop.ts'
 
-interface Ev { at: number, seq: number, run: () => void }
 
 /** One incarnation of a peer. */
 export class NetPeer {
@@ -225,14 +224,7 @@ export class ProbingNet {
   }
 
   at (at: number, run: () => void): void {
-    const e = { at, seq: this.seq++, run }
-    let i = this.events.length
-    while (i > 0) {
-      const q = this.events[i - 1] as Ev
-      if (q.at < at || (q.at === at && q.seq < e.seq)) break
-      i--
-    }
-    this.events.splice(i, 0, e)
+    insertEvent(this.events, { at, seq: this.seq++, run })
   }
 
   /** Runs events up to `until`, checking the invariants after each. */
