@@ -3,6 +3,7 @@
  * core's `CoreInit`). Every field has a default and a reason.
  */
 import { InvalidConfigError } from '../overlay/errors.ts'
+import { MAX_TIME_OPTION_MS } from '../overlay/config.ts'
 
 /** Transport-level options of a treecast node. */
 export interface NodeNetInit {
@@ -128,7 +129,7 @@ export const DEFAULT_NODE_NET: ResolvedNodeConfig = Object.freeze({
  * fires after 1 ms. Times in ms past it are refused, and the node's core timer is armed
  * for at most this long (then again for the rest).
  */
-export const MAX_TIMER_MS = 2 ** 31 - 1
+export const MAX_TIMER_MS = MAX_TIME_OPTION_MS
 
 /** Fills defaults and validates; throws InvalidConfigError on a bad value. */
 export function resolveNodeConfig (init: NodeNetInit = {}): ResolvedNodeConfig {

@@ -364,6 +364,12 @@ export interface CoreInit {
 export type CoreConfig = Required<CoreInit>
 
 /** Resolves defaults and validates; throws InvalidConfigError naming the bad field. */
+/**
+ * The longest time option, in ms (2^31 - 1, about 24.8 days): the longest delay Node's
+ * setTimeout takes (a real node arms its timers with it), and far past any sensible value.
+ */
+export const MAX_TIME_OPTION_MS = 2 ** 31 - 1
+
 export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   const c: CoreConfig = {
     probeBytes: init.probeBytes ?? DEFAULT_PROBE_BYTES,
@@ -443,6 +449,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   if (!Number.isInteger(c.chunkBytes) || c.chunkBytes > 1024 * 1024) throw new InvalidConfigError('chunkBytes must be an integer <= 1048576')
   if (!Number.isInteger(c.reduceSegmentBytes) || c.reduceSegmentBytes < 8 || c.reduceSegmentBytes > 1024 * 1024) throw new InvalidConfigError(`reduceSegmentBytes must be an integer in 8..1048576, got ${String(c.reduceSegmentBytes)}`)
   if (!Number.isInteger(c.reduceMinSegmentBytes) || c.reduceMinSegmentBytes < 8 || c.reduceMinSegmentBytes > 1024 * 1024) throw new InvalidConfigError(`reduceMinSegmentBytes must be an integer in 8..1048576, got ${String(c.reduceMinSegmentBytes)}`)
+  for (const [key, v] of Object.entries(c)) if (key.endsWith('Ms') && typeof v === 'number' && v > MAX_TIME_OPTION_MS) throw new InvalidConfigError(`${key} must be at most ${MAX_TIME_OPTION_MS} ms, got ${v}`)
   if (c.joinPolicy !== 'contact' && c.joinPolicy !== 'most-loaded') throw new InvalidConfigError(`joinPolicy must be 'contact' or 'most-loaded', got ${String(c.joinPolicy)}`)
   return c
 }

@@ -7,7 +7,7 @@ import fc from 'fast-check'
 import { TimerQueue, type TimerKind } from '../overlay/timer-queue.ts'
 import { DedupeCache } from '../overlay/dedupe-cache.ts'
 import * as config from '../overlay/config.ts'
-import { resolveCoreConfig, type CoreConfig, type CoreInit } from '../overlay/config.ts'
+import { MAX_TIME_OPTION_MS, resolveCoreConfig, type CoreConfig, type CoreInit } from '../overlay/config.ts'
 import { InvalidConfigError } from '../overlay/errors.ts'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { Message } from '../overlay/messages.ts'
@@ -166,6 +166,15 @@ describe('resolveCoreConfig', () => {
     for (const [name] of defaults) {
       const field = fieldOf(name)
       for (const v of [-1, NaN, -Infinity, '7', true]) expectBad({ [field]: v }, field)
+    }
+  })
+
+  it('every time option (…Ms) rejects more than 2^31 - 1 ms (setTimeout\'s limit, about 24.8 days) and takes that much', () => {
+    const times = defaults.map(([name]) => fieldOf(name)).filter((f) => f.endsWith('Ms'))
+    expect(times.length).toBeGreaterThanOrEqual(15)
+    for (const field of times) {
+      expectBad({ [field]: MAX_TIME_OPTION_MS + 1 }, field)
+      expect((resolveCoreConfig({ [field]: MAX_TIME_OPTION_MS }) as unknown as Record<string, number>)[field]).toBe(MAX_TIME_OPTION_MS)
     }
   })
 
