@@ -157,3 +157,36 @@ describe('five cores, only p3 roots trees', () => {
     loop.ok()
   })
 })
+
+describe('who probes after a join (003: affected peers only)', () => {
+  const names = (root: boolean): PeerId => {
+    for (let i = 10; ; i++) if (isTreeRoot(`p${i}`, STRIDE.treeRootStride) === root) return `p${i}`
+  }
+
+  for (const joinerRoots of [false, true]) {
+    it(joinerRoots ? 'a joiner that roots trees: every member starts a burst, to join its trees' : 'a joiner that roots no trees: only the joiner starts a burst; the members\' trees are unchanged', () => {
+      const loop = rootsOnly()
+      loop.run(5_000)
+      const members = loop.running()
+      // Bursts (003's schedule: until a parent in every tree, then the extra probes) started per member.
+      const bursts = new Map(members.map((p) => [p, 0]))
+      for (const p of members) {
+        const probing = (loop.core(p) as unknown as { probing: { trigger: (now: number) => void } }).probing
+        const trigger = probing.trigger.bind(probing)
+        probing.trigger = (now) => { bursts.set(p, (bursts.get(p) as number) + 1); trigger(now) }
+      }
+      const joiner = names(joinerRoots)
+      loop.create(joiner)
+      loop.input(joiner, (c) => c.join(loop.now, 'p2'))
+      loop.runUntil(() => loop.core(joiner).state === 'running', 10_000, 'joined')
+      loop.run(5_000)
+      expect(loop.core(joiner).probesStarted).toBeGreaterThan(0)
+      for (const p of members) {
+        expect(bursts.get(p), joinerRoots ? `${p} probes for ${joiner}'s trees` : `${p} is not affected by ${joiner}'s join`).toBe(joinerRoots ? 1 : 0)
+        expect(loop.core(p).trees.get('lat', joiner) !== undefined).toBe(joinerRoots)
+      }
+      expect(loop.stable()).toBe(true)
+      loop.ok()
+    })
+  }
+})

@@ -83,9 +83,9 @@ export class TreeTable {
     return st === undefined ? undefined : this.freshReach(st)
   }
 
-  /** Creates both trees of `root` if missing (and `root` is a tree root). */
-  ensureRoot (root: PeerId): void {
-    if (this.host.isTreeRoot?.(root) === false) return
+  /** Creates both trees of `root` if missing (and `root` is a tree root); true if it created one. */
+  ensureRoot (root: PeerId): boolean {
+    if (this.host.isTreeRoot?.(root) === false || (this.byKind.lat.has(root) && this.byKind.bw.has(root))) return false
     for (const kind of TREE_KINDS) {
       const trees = this.byKind[kind]
       if (trees.has(root)) continue
@@ -95,6 +95,7 @@ export class TreeTable {
       this.entries = null
       trees.set(root, newTreeState(kind, root, isRoot, this.host.owned(), tomb))
     }
+    return true
   }
 
   /** Drops both trees of a root that left, died or restarted; children, parent (it may have remade the tree with this peer in it) and a pending change's candidate are told, locks kept aside. */
@@ -169,9 +170,7 @@ export class TreeTable {
   }
 
   /** Own virtual nodes changed: every tree's reach changes. */
-  ownedChanged (): void {
-    for (const st of this.all()) this.recomputeReach(st)
-  }
+  ownedChanged (): void { for (const st of this.all()) this.recomputeReach(st) }
 
   /** Trees (of other roots) in which this peer has no parent. */
   parentlessCount (): number {
