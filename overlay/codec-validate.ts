@@ -377,7 +377,12 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     return claim === undefined ? msg : { ...msg, claim: f.bool(claim, 'claim') }
   },
   'join-elsewhere': (o, f) => ({ t: 'join-elsewhere', to: f.peer(own(o, 'to'), 'to') }),
-  give: (o, f) => ({ t: 'give', to: f.peer(own(o, 'to'), 'to'), ranges: f.set(own(o, 'ranges'), 'ranges') }),
+  give: (o, f) => {
+    const msg = { t: 'give' as const, to: f.peer(own(o, 'to'), 'to'), ranges: f.set(own(o, 'ranges'), 'ranges') }
+    const share = own(o, 'share')
+    if (share !== undefined && share !== true) bad('share', 'expected true when present')
+    return share === true ? { ...msg, share: true as const } : msg
+  },
   handoff: (o, f) => {
     const msg = {
       t: 'handoff' as const,

@@ -138,7 +138,7 @@ function fieldsWire (msg: Message): Record<string, unknown> {
       welcome: msg.welcome,
       ...(msg.claim === true ? { claim: true } : {})
     }
-    case 'give': return { to: msg.to, ranges: setBytes(msg.ranges) }
+    case 'give': return { to: msg.to, ranges: setBytes(msg.ranges), ...(msg.share === true ? { share: true } : {}) }
     case 'join-elsewhere': return { to: msg.to }
     case 'handoff': return { record: recordWire(msg.record), delivered: msg.delivered.map((d) => [d.streamId, setBytes(d.vnodes)]), ...(msg.lost === true ? { lost: true } : {}) }
     case 'handoff-ack':
@@ -305,7 +305,7 @@ function fieldsSize (msg: Message): number {
     case 'facts': return kn('vnodeCount', msg.vnodeCount) + kbool('welcome') +
       str('members') + list(msg.members, (m) => 1 + str(m.peer) + num(m.incarnation) + str(m.status)) +
       str('records') + list(msg.records, recordSize) + (msg.claim === true ? kbool('claim') : 0)
-    case 'give': return ks('to', msg.to) + kset('ranges', msg.ranges)
+    case 'give': return ks('to', msg.to) + kset('ranges', msg.ranges) + (msg.share === true ? kbool('share') : 0)
     case 'join-elsewhere': return ks('to', msg.to)
     case 'handoff': return str('record') + recordSize(msg.record) +
       str('delivered') + list(msg.delivered, (d) => 1 + str(d.streamId) + set(d.vnodes)) + (msg.lost === true ? kbool('lost') : 0)

@@ -60,8 +60,13 @@ export interface FactsMessage {
 /** Asks for the receiver's membership and ownership facts (a joiner re-syncing its view). */
 export interface SyncMessage { readonly t: 'sync' }
 
-/** Asks the receiver to hand `ranges` (what of them it owns) to `to`. */
-export interface GiveMessage { readonly t: 'give', readonly to: PeerId, readonly ranges: IntervalSet }
+/**
+ * Asks the receiver to hand `ranges` (what of them it owns) to `to`. `share`: a joiner's
+ * share under `joinPolicy: 'most-loaded'`, not ranges it wants; if the receiver owns none of
+ * `ranges` any more (another contact's joiner got them first), it gives half of what it
+ * owns instead. An older peer ignores the flag and gives what it still owns of `ranges`.
+ */
+export interface GiveMessage { readonly t: 'give', readonly to: PeerId, readonly ranges: IntervalSet, readonly share?: true }
 
 /** Ranges moving to the receiver, with their per-range collective state. */
 export interface HandoffMessage {

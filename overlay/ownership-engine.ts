@@ -154,7 +154,7 @@ export class OwnershipEngine {
     if (this.host.joinPolicy === 'most-loaded') {
       const pick = this.donors.pick(this.host.view, this.host.self, new Set(members.alive().filter((p) => p !== joiner)))
       if (pick !== undefined && pick.donor !== this.host.self) {
-        this.host.send(pick.donor, { t: 'give', to: joiner, ranges: pick.share })
+        this.host.send(pick.donor, { t: 'give', to: joiner, ranges: pick.share, share: true })
         return
       }
     }
@@ -230,15 +230,14 @@ export class OwnershipEngine {
 
   /** A peer asks this one to hand `msg.ranges` (what of them it owns) to `msg.to`. */
   onGive (msg: GiveMessage): void {
-    if (this.host.members.isAlive(msg.to)) this.handoffTo(msg.to, this.claims.deferGive(msg.to, msg.ranges))
-    else this.host.reject('give-to-non-member')
+    if (!this.host.members.isAlive(msg.to)) { this.host.reject('give-to-non-member'); return }
+    // A joiner's share whose ranges went to another contact's joiner meanwhile (same donor, same view): half of what is owned now.
+    const ranges = msg.share === true && !msg.ranges.intersects(this.ownedValue) ? joinShare(this.ownedValue) : msg.ranges
+    this.handoffTo(msg.to, this.claims.deferGive(msg.to, ranges))
   }
 
   /** A hand-off this peer sent to `from` was acknowledged. */
-  onHandoffAck (from: PeerId): void {
-    this.handoffsUnacked.acked(from)
-    this.host.checkLeft()
-  }
+  onHandoffAck (from: PeerId): void { this.handoffsUnacked.acked(from); this.host.checkLeft() }
 
   /**
    * A joiner's snapshot may miss facts its contact learns just after (a concurrent join, a

@@ -107,7 +107,7 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
       records: fc.array(arbRecord, { maxLength: 8 }),
       welcome: fc.boolean()
     }).chain((m) => fc.constantFrom<FactsMessage>(m, { ...m, claim: true })),
-    fc.record({ t: fc.constant('give' as const), to: arbPeer, ranges: arbSet }),
+    fc.record({ t: fc.constant('give' as const), to: arbPeer, ranges: arbSet, share: fc.constant(true as const) }, { requiredKeys: ['t', 'to', 'ranges'] }),
     fc.record({ t: fc.constant('join-elsewhere' as const), to: arbPeer }),
     fc.record({ t: fc.constant('handoff' as const), record: arbRecord, delivered: fc.array(fc.record({ streamId: arbId, vnodes: arbSet }), { maxLength: 5 }) }).chain((m) => fc.constantFrom<Message>(m, { ...m, lost: true })),
     fc.record({ t: fc.constantFrom('handoff-ack' as const, 'claim-ack' as const), version: arbCount, ranges: arbSet }),

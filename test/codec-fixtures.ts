@@ -97,7 +97,7 @@ export const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
     records: [{ ranges: S1, owner: 'p1', version: 12 }, { ranges: S2, owner: 'p2', version: 0 }],
     welcome: true
   },
-  give: { t: 'give', to: 'p4', ranges: S2 },
+  give: { t: 'give', to: 'p4', ranges: S2, share: true },
   'join-elsewhere': { t: 'join-elsewhere', to: 'p5' },
   handoff: {
     t: 'handoff',

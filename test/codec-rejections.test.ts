@@ -68,6 +68,7 @@ describe('rejections', () => {
     rejects(raw({ t: 'facts', vnodeCount: 8, members: [], records: [record], welcome: false, claim: 'yes' }), 'bad-field')
     rejects(raw({ t: 'handoff', record, delivered: [], lost: false }), 'bad-field')
     rejects(raw({ t: 'probe-req', nonce: 3, light: 1 }), 'bad-field')
+    rejects(raw({ t: 'give', to: 'p', ranges: S2.encode(), share: false }), 'bad-field')
     expect(tryDecode(raw({ t: 'probe-req', nonce: 3 }))).toEqual({ t: 'probe-req', nonce: 3 })
     rejects(raw({ t: 'claim-ack', version: -1, ranges: IntervalSet.range(0, 4).encode() }), 'bad-field')
     const ok = tryDecode(raw({ t: 'handoff', record, delivered: [], lost: true }))
