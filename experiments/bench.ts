@@ -12,18 +12,23 @@
  *   default 1: every peer roots trees, as in 003; s > 1: about N/s do, overlay/tree-roots.ts;
  *   --no-download-on-demand: every probe downloads, as in 003 and before the twenty-first
  *   round, trees/download-wanted.ts; --core '{...}': any other core options, as JSON)
+ *
+ * Each run shows the virtual time done on stderr on a terminal (--progress: on a pipe too).
  */
 import { readFileSync } from 'node:fs'
 import { Command, InvalidArgumentError } from 'commander'
 import { resolveCoreConfig, type CoreInit } from '../overlay/config.ts'
 import { parseScenario, type Scenario } from './sim/scenario.ts'
 import { Simulation } from './sim/simulation.ts'
+import { simProgress } from './harness/sim-progress.ts'
 
 interface Row { name: string, wallS: number, heapMB: number, simulatedS: number, firstStableS: number | null, repairs: string, broadcasts: string, meanBroadcastMs: string, violations: number }
 
-function run (name: string, scenario: Scenario): Row {
+function run (name: string, scenario: Scenario, showProgress: boolean): Row {
   const t0 = performance.now()
-  const r = new Simulation(scenario).run()
+  const progress = simProgress(`${name}: virtual s`, showProgress)
+  let r
+  try { r = new Simulation(scenario).run(progress.onProgress) } finally { progress.done() }
   const wallS = (performance.now() - t0) / 1000
   const heapMB = process.memoryUsage().heapUsed / 1e6
   const done = r.broadcasts.filter((b) => b.durationMs !== null)
@@ -91,18 +96,21 @@ const program = new Command()
   .option('--tree-root-stride <s>', 'scale benchmark: about peers/s peers root trees (1: all)', integer(1, 1_000_000), '1')
   .option('--no-download-on-demand', 'scale benchmark: every probe downloads (003; the default before the twenty-first round)')
   .option('--core <json>', 'scale benchmark: more core options (JSON object)', coreOption, '{}')
-  .action((names: string[], opts: { peers: string, broadcasts: string, treeRootStride: string, downloadOnDemand: boolean, core: string }) => {
+  .option('--progress', 'show each run\'s virtual time done on stderr (default: on a terminal)')
+  .option('--no-progress', 'no progress on stderr')
+  .action((names: string[], opts: { peers: string, broadcasts: string, treeRootStride: string, downloadOnDemand: boolean, core: string, progress?: boolean }) => {
     const unknown = names.find((n) => !BENCHMARKS.includes(n))
     if (unknown !== undefined) program.error(`bench: unknown benchmark '${unknown}' (${BENCHMARKS.join(', ')})`)
     const core: CoreInit = { ...(opts.treeRootStride === '1' ? {} : { treeRootStride: Number(opts.treeRootStride) }), ...(opts.downloadOnDemand ? {} : { probeDownloadOnDemand: false }), ...(JSON.parse(opts.core) as CoreInit) }
     const scaleName = `scale-${opts.peers}${opts.treeRootStride === '1' ? '' : `-stride-${opts.treeRootStride}`}${opts.downloadOnDemand ? '' : '-every-download'}${opts.core === '{}' ? '' : ` ${opts.core}`}`
     const all = names.length === 0 ? BENCHMARKS : names
+    const show = opts.progress ?? process.stderr.isTTY === true
     const rows: Row[] = []
     for (const name of all) {
-      if (name === 'churn-160') rows.push(run(name, parseScenario(JSON.parse(readFileSync(new URL('./scenarios/paper-churn-160.json', import.meta.url), 'utf8')))))
-      else if (name === 'cold-160') rows.push(run(name, { ...coldStart(160, 0), until: 15_000 }))
+      if (name === 'churn-160') rows.push(run(name, parseScenario(JSON.parse(readFileSync(new URL('./scenarios/paper-churn-160.json', import.meta.url), 'utf8'))), show))
+      else if (name === 'cold-160') rows.push(run(name, { ...coldStart(160, 0), until: 15_000 }, show))
       else if (name === 'trees') { trees(); continue }
-      else if (name === 'scale') rows.push(run(scaleName, coldStart(Number(opts.peers), Number(opts.broadcasts), core)))
+      else if (name === 'scale') rows.push(run(scaleName, coldStart(Number(opts.peers), Number(opts.broadcasts), core), show))
       else throw new Error(`unknown benchmark ${name}`)
       console.error(`done: ${name}`)
     }

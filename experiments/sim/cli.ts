@@ -1,6 +1,7 @@
 /**
- * `npm run --silent sim -- <scenario.json> [--seed N] [--json]`: runs a scenario in the
- * simulator and prints a human summary, or with --json only the JSON report. Exits 1 when
+ * `npm run --silent sim -- <scenario.json> [--seed N] [--json] [--progress]`: runs a scenario in the
+ * simulator and prints a human summary, or with --json only the JSON report. Progress (virtual
+ * seconds done) goes to stderr on a terminal, or on a pipe with --progress. Exits 1 when
  * an invariant was violated (the summary then says how to replay the run), 2 on a bad
  * scenario file or bad usage. A file without a `seed` needs --seed.
  */
@@ -11,6 +12,7 @@ import { InvalidScenarioError, parseScenario } from './scenario.ts'
 import { Simulation } from './simulation.ts'
 import { summarize } from './report.ts'
 import { runLive } from '../net/run-live.ts'
+import { simProgress } from '../harness/sim-progress.ts'
 
 const program = new Command()
   // Bad usage exits 2, as a bad scenario file does (commander's own default is 1).
@@ -24,8 +26,10 @@ const program = new Command()
     return n
   })
   .option('--json', 'print only the JSON report')
+  .option('--progress', 'show the virtual time done on stderr (default: on a terminal)')
+  .option('--no-progress', 'no progress on stderr')
   .addOption(new Option('--network <kind>', 'sim: the deterministic simulator; libp2p: real peers in this process over TCP with emulated wide-area links, in real time').choices(['sim', 'libp2p']).default('sim'))
-  .action(async (file: string, opts: { seed?: number, json?: boolean, network: 'sim' | 'libp2p' }) => {
+  .action(async (file: string, opts: { seed?: number, json?: boolean, progress?: boolean, network: 'sim' | 'libp2p' }) => {
     let scenario
     try {
       const raw: unknown = JSON.parse(readFileSync(file, 'utf8'))
@@ -39,11 +43,13 @@ const program = new Command()
     const seed = opts.seed ?? scenario.seed
     const started = performance.now()
     let report
+    const progress = simProgress(`${basename(file)}, seed ${seed}: virtual s`, opts.network === 'sim' && (opts.progress ?? process.stderr.isTTY === true))
     try {
       report = opts.network === 'libp2p'
         ? await runLive(scenario, seed, opts.json === true ? undefined : (line) => { console.log(line) })
-        : new Simulation(scenario, seed).run()
+        : new Simulation(scenario, seed).run(progress.onProgress)
     } catch (err) {
+      progress.done()
       // What only the run can find wrong (a join with nobody left to join through).
       if (err instanceof InvalidScenarioError) {
         console.error(`sim: ${file}: ${err.message}`)
@@ -55,6 +61,7 @@ const program = new Command()
       console.error(`reproduce with: npm run --silent sim -- ${file} --seed ${seed}${opts.network === 'libp2p' ? ' --network libp2p' : ''}`)
       process.exit(1)
     }
+    progress.done()
     report.replay = `npm run --silent sim -- ${file} --seed ${seed}${opts.network === 'libp2p' ? ' --network libp2p' : ''}`
     const wallMs = performance.now() - started
     if (opts.json === true) process.stdout.write(JSON.stringify(report, null, 2) + '\n')

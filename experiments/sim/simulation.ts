@@ -96,15 +96,16 @@ export class Simulation {
     for (const name of namedRoots(scenario.schedule)) this.protectedRoots.add(this.byName.get(name) as number)
   }
 
-  /** Runs the whole scenario and returns its report. */
-  run (): SimReport {
+  /** Runs the whole scenario and returns its report; `progress` is told the virtual time now and then (every 2^16 events; the run is the same). */
+  run (progress?: (simulatedMs: number, untilMs: number) => void): SimReport {
     const until = this.scenario.until
     const hardStop = until + (this.scenario.drainMs ?? 30_000)
     try {
       const founders = this.peers.slice(0, this.initial).map((p) => p.name)
       for (let i = 0; i < this.initial; i++) this.startPeer(i, (core) => core.bootstrap(0, this.vnodes, founders))
       for (const a of this.scenario.schedule) this.queue.push(a.at, { k: 'action', action: a })
-      for (;;) {
+      for (let n = 1; ; n++) {
+        if (progress !== undefined && (n & 0xffff) === 0) progress(this.now, until)
         const t = this.queue.peekTime()
         if (t === undefined || (t > until && (t > hardStop || this.quiet()))) break
         const ev = this.queue.pop() as QueuedEvent<Ev>
