@@ -20,13 +20,13 @@ import { Command, InvalidArgumentError } from 'commander'
 import { resolveCoreConfig, type CoreInit } from '../overlay/config.ts'
 import { parseScenario, type Scenario } from './sim/scenario.ts'
 import { Simulation } from './sim/simulation.ts'
-import { simProgress } from './harness/sim-progress.ts'
+import { stderrSimProgress } from './harness/sim-progress.ts'
 
 interface Row { name: string, wallS: number, heapMB: number, simulatedS: number, firstStableS: number | null, repairs: string, broadcasts: string, meanBroadcastMs: string, violations: number }
 
 function run (name: string, scenario: Scenario, showProgress: boolean): Row {
   const t0 = performance.now()
-  const progress = simProgress(`${name}: virtual s`, showProgress)
+  const progress = stderrSimProgress(`${name}: virtual s`, showProgress)
   let r
   try { r = new Simulation(scenario).run(progress.onProgress) } finally { progress.done() }
   const wallS = (performance.now() - t0) / 1000

@@ -61,11 +61,11 @@ export function withCore (ctx: ExperimentContext, scenario: Scenario): Scenario 
 
 export interface TimedRun { sim: Simulation, report: SimReport, wallMs: number, heapMB: number }
 
-/** Runs a scenario with `seed` and measures wall time and the heap held at the end. */
-export function runSim (scenario: Scenario, seed: number): TimedRun {
+/** Runs a scenario with `seed` and measures wall time and the heap held at the end; `progress` as `Simulation.run`'s. */
+export function runSim (scenario: Scenario, seed: number, progress?: (simulatedMs: number, untilMs: number) => void): TimedRun {
   const t0 = performance.now()
   const sim = new Simulation({ ...scenario, seed }, seed)
-  const report = sim.run()
+  const report = sim.run(progress)
   const wallMs = performance.now() - t0
   return { sim, report, wallMs, heapMB: process.memoryUsage().heapUsed / 1e6 }
 }

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs'
 import { parseScenario, type Scenario } from '../sim/scenario.ts'
 import type { Experiment, ExperimentContext, ExperimentResult, TargetCheck } from '../harness/types.ts'
 import { fmt, integrity, paperTopology, runSim, withCore } from './common.ts'
+import { simProgress } from '../harness/sim-progress.ts'
 
 /** Targets of issue 5. */
 const COLD_START_TARGET_MS = 2000
@@ -58,9 +59,8 @@ async function run (ctx: ExperimentContext): Promise<ExperimentResult> {
   const scenario = withCore(ctx, ctx.quick ? quickScenario() : parseScenario(JSON.parse(readFileSync(PAPER_SCENARIO, 'utf8'))))
   const peers = scenario.topology.clusters.reduce((n, c) => n + c.peers, 0)
   const vnodes = scenario.vnodes ?? peers
-  const bar = ctx.progress(1, `fig9-churn: simulating ${peers} peers for ${scenario.until / 1000} s of virtual time`)
-  const { report, wallMs } = runSim(scenario, ctx.seed)
-  bar.tick(1)
+  const bar = simProgress(`fig9-churn: ${peers} peers, virtual s`, ctx.progress)
+  const { report, wallMs } = runSim(scenario, ctx.seed, bar.onProgress)
   bar.done()
   const sound = integrity(report, scenario, ctx.outDir)
   const changes = scenario.schedule.filter((a) => a.do === 'leave' || a.do === 'join').map((a) => a.at)

@@ -12,7 +12,7 @@ import { InvalidScenarioError, parseScenario } from './scenario.ts'
 import { Simulation } from './simulation.ts'
 import { summarize } from './report.ts'
 import { runLive } from '../net/run-live.ts'
-import { simProgress } from '../harness/sim-progress.ts'
+import { stderrSimProgress } from '../harness/sim-progress.ts'
 
 const program = new Command()
   // Bad usage exits 2, as a bad scenario file does (commander's own default is 1).
@@ -43,7 +43,7 @@ const program = new Command()
     const seed = opts.seed ?? scenario.seed
     const started = performance.now()
     let report
-    const progress = simProgress(`${basename(file)}, seed ${seed}: virtual s`, opts.network === 'sim' && (opts.progress ?? process.stderr.isTTY === true))
+    const progress = stderrSimProgress(`${basename(file)}, seed ${seed}: virtual s`, opts.network === 'sim' && (opts.progress ?? process.stderr.isTTY === true))
     try {
       report = opts.network === 'libp2p'
         ? await runLive(scenario, seed, opts.json === true ? undefined : (line) => { console.log(line) })
