@@ -6,7 +6,16 @@
  */
 import { describe, expect, it } from 'vitest'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
-import { settled } from './core-loop.ts'
+import { settled, type Loop } from './core-loop.ts'
+
+/** Every joiner owns some virtual nodes, and together the running peers own all 23. */
+function expectSharesAndOneOwner (loop: Loop, joiners: readonly string[]): void {
+  for (const j of joiners) expect(loop.core(j).ownedSet.size, j).toBeGreaterThan(0)
+  let all = IntervalSet.EMPTY
+  for (const n of loop.running()) all = all.union(loop.core(n).ownedSet)
+  expect(all.equals(IntervalSet.range(0, 23))).toBe(true)
+  loop.ok()
+}
 
 describe('joinPolicy most-loaded: concurrent joins through one contact', () => {
   it('each of three joiners arriving at once gets a share, from the most loaded peers, and every virtual node keeps one owner', () => {
@@ -14,11 +23,7 @@ describe('joinPolicy most-loaded: concurrent joins through one contact', () => {
     const joiners = ['j0', 'j1', 'j2']
     for (const j of joiners) { loop.create(j); loop.input(j, (c) => c.join(loop.now, 'p2')) }
     loop.runUntil(() => loop.stable(), 10_000, 'stable')
-    for (const j of joiners) expect(loop.core(j).ownedSet.size, j).toBeGreaterThan(0)
-    let all = IntervalSet.EMPTY
-    for (const n of loop.running()) all = all.union(loop.core(n).ownedSet)
-    expect(all.equals(IntervalSet.range(0, 23))).toBe(true)
-    loop.ok()
+    expectSharesAndOneOwner(loop, joiners)
   })
 
   it('two joiners through two contacts at once: both contacts ask the same donor for the same ranges; each joiner gets a share', () => {
@@ -32,11 +37,7 @@ describe('joinPolicy most-loaded: concurrent joins through one contact', () => {
     expect(gives[0]?.donor).toBe(gives[1]?.donor)
     expect(gives[0]?.ranges).toBe(gives[1]?.ranges)
     expect(gives.every((g) => g.share)).toBe(true)
-    for (const j of ['j0', 'j1']) expect(loop.core(j).ownedSet.size, j).toBeGreaterThan(0)
-    let all = IntervalSet.EMPTY
-    for (const n of loop.running()) all = all.union(loop.core(n).ownedSet)
-    expect(all.equals(IntervalSet.range(0, 23))).toBe(true)
-    loop.ok()
+    expectSharesAndOneOwner(loop, ['j0', 'j1'])
   })
 
   it('a give without share (a rejoiner\'s wanted ranges) for ranges the donor no longer owns moves nothing', () => {
