@@ -56,7 +56,8 @@ export interface NodeNetInit {
   maxFrameBytes?: number
   /**
    * Bytes queued on one control stream before the peer is considered stuck and the stream
-   * is reset. Bounds memory per neighbour.
+   * is reset. Bounds memory per neighbour. A reduction's partials wait outside this queue
+   * and are fed to it as it drains (node/held-partials.ts): one partial may be longer.
    * @default 33554432 (32 MiB)
    */
   maxQueuedBytes?: number

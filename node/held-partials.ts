@@ -6,8 +6,8 @@
  * leaf of a long reduction emits the whole array in one event, and a pulled owner answers
  * every segment pulled in one event too: 80 MB for 10^7 elements. Queued on the control
  * stream whole, that passed the stream's `maxQueuedBytes` (32 MiB), the stream was reset as
- * stuck, and the partials behind it, with the start's acknowledgement, were lost: the root
- * pulled them again after 4 s, and their answers overflowed the same way (until 2026-11-28).
+ * stuck, and the partials it still held were lost: the root pulled them again after 4 s,
+ * and their answers overflowed the same way (until 2026-11-28).
  *
  * So partials wait here while the control stream holds `highWaterBytes` or more, or while
  * earlier partials wait (they keep their order), and go to the stream as it drains, at most
