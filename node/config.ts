@@ -64,7 +64,8 @@ export interface NodeNetInit {
   /**
    * Bytes queued on one bulk stream past which the streams its chunks came in on are
    * paused (end-to-end backpressure). Small enough to bound memory, large enough to
-   * keep a fast link busy for a few milliseconds.
+   * keep a fast link busy for a few milliseconds. Also the most bytes a control stream
+   * queues at once of a reduction's partials (node/held-partials.ts).
    * @default 1048576 (1 MiB)
    */
   bulkHighWaterBytes?: number
