@@ -57,14 +57,16 @@ export interface NodeNetInit {
   maxFrameBytes?: number
   /**
    * Bytes queued on one control stream before the peer is considered stuck and the stream
-   * is reset. Bounds memory per neighbour.
+   * is reset. Bounds memory per neighbour. A reduction's partials wait outside this queue
+   * and are fed to it as it drains (node/held-partials.ts): one partial may be longer.
    * @default 33554432 (32 MiB)
    */
   maxQueuedBytes?: number
   /**
    * Bytes queued on one bulk stream past which the streams its chunks came in on are
    * paused (end-to-end backpressure). Small enough to bound memory, large enough to
-   * keep a fast link busy for a few milliseconds.
+   * keep a fast link busy for a few milliseconds. Also the most bytes a control stream
+   * queues at once of a reduction's partials (node/held-partials.ts).
    * @default 1048576 (1 MiB)
    */
   bulkHighWaterBytes?: number

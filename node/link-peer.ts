@@ -1,8 +1,10 @@
 /**
  * One peer the node's links know (node/links.ts): its control channels, the messages that
- * wait for the first one, and how many bytes a queued message is counted for.
+ * wait for the first one (and the partials that wait for it to drain), and how many bytes
+ * a queued message is counted for.
  */
 import type { FrameChannel } from './frame-channel.ts'
+import type { HeldPartials } from './held-partials.ts'
 import type { Message } from '../overlay/messages.ts'
 
 /** A peer's connection record. */
@@ -14,6 +16,8 @@ export interface Peer {
   /** Messages waiting for the first channel. */
   pending: Message[]
   pendingBytes: number
+  /** Reduction partials fed to the control stream as it drains (node/held-partials.ts). */
+  readonly held: HeldPartials
   dialing: boolean
   lastUsedAt: number
   /** The remote said it closes on purpose. */
@@ -36,6 +40,6 @@ export function estimateBytes (msg: Message): number {
  */
 export function prunable (peers: Iterable<Peer>, now: number, idleMs: number, busy: (p: Peer) => boolean): Peer[] {
   return [...peers]
-    .filter((p) => now - p.lastUsedAt > idleMs && !p.dialing && p.pending.length === 0 && !busy(p) && p.channels.every((c) => c.queuedBytes === 0))
+    .filter((p) => now - p.lastUsedAt > idleMs && !p.dialing && p.pending.length === 0 && p.held.size === 0 && !busy(p) && p.channels.every((c) => c.queuedBytes === 0))
     .sort((a, b) => a.lastUsedAt - b.lastUsedAt)
 }

@@ -8,7 +8,8 @@
  * the bulk stream to a child holds more than `bulkHighWaterBytes` the node pauses only the
  * stream they came in on; the parent's sends to it then stall (the muxer window fills), up
  * the tree to the root, whose queue holds references to its payload, not copies. Other
- * transfers and control traffic are not held up: opposite flows cannot deadlock.
+ * transfers and control traffic are not held up: opposite flows cannot deadlock. A
+ * reduction's partials go to the control stream as it drains (node/held-partials.ts).
  */
 import type { ComponentLogger, Connection, Logger, Stream } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
@@ -25,6 +26,7 @@ import { componentLog } from './log.ts'
 import { DialFailure, openStreamTo } from './dial-failure.ts'
 import { Fence, factsIn } from './fence.ts'
 import { estimateBytes, prunable, type Peer } from './link-peer.ts'
+import { HeldPartials } from './held-partials.ts'
 
 /** Protocol of the per-neighbour control stream. */
 export const CONTROL_PROTOCOL = '/treecast/overlay/1.1.0'
@@ -102,7 +104,7 @@ export class Links {
       drained: () => { this.notifySent() },
       controlQueuedBytes: (peer) => {
         const p = this.peers.get(peer)
-        return p === undefined ? 0 : (p.channels[0]?.queuedBytes ?? 0) + p.pendingBytes
+        return p === undefined ? 0 : (p.channels[0]?.queuedBytes ?? 0) + p.pendingBytes + p.held.bytes
       },
       onSent: this.onSent,
       clock,
@@ -150,11 +152,11 @@ export class Links {
     const waiting: Peer[] = []
     for (const p of this.peers.values()) {
       for (const ch of p.channels) marks.push([ch, ch.enqueuedCount])
-      if (p.pending.length > 0) waiting.push(p)
+      if (p.pending.length > 0 || p.held.size > 0) waiting.push(p)
     }
     const bulkSent = this.bulk.sentMark()
     const done = (): boolean => !this.running || (bulkSent() && marks.every(([ch, n]) => ch.closed || ch.writtenCount >= n) &&
-      waiting.every((p) => p.pending.length === 0 || this.peers.get(p.id) !== p))
+      waiting.every((p) => (p.pending.length === 0 && p.held.size === 0) || this.peers.get(p.id) !== p))
     while (!done()) await new Promise<void>((resolve) => { this.sentWaiters.push(resolve) })
   }
 
@@ -177,6 +179,12 @@ export class Links {
     const p = this.peer(to)
     p.lastUsedAt = this.clock()
     const ch = p.channels[0]
+    if (p.held.mustHold(msg, ch, this.cfg.bulkHighWaterBytes)) {
+      p.held.hold(msg)
+      if (ch !== undefined) this.feedHeld(p)
+      else if (!p.dialing) void this.dial(p)
+      return
+    }
     if (ch !== undefined) { this.write(p, ch, msg); return }
     const bytes = estimateBytes(msg)
     if (p.pendingBytes + bytes > this.cfg.maxQueuedBytes) { this.stats.queueOverflows++; return }
@@ -225,7 +233,7 @@ export class Links {
   private peer (id: string): Peer {
     let p = this.peers.get(id)
     if (p === undefined) {
-      p = { id, incarnation: undefined, channels: [], pending: [], pendingBytes: 0, dialing: false, lastUsedAt: this.clock(), byeReceived: false }
+      p = { id, incarnation: undefined, channels: [], pending: [], pendingBytes: 0, held: new HeldPartials(), dialing: false, lastUsedAt: this.clock(), byeReceived: false }
       this.peers.set(id, p)
       this.prune()
     }
@@ -283,7 +291,14 @@ export class Links {
     p.pending = []
     p.pendingBytes = 0
     for (const m of pending) this.write(p, ch, m)
+    this.feedHeld(p)
     this.notifySent()
+  }
+
+  /** Partials held for `p` go to its first control channel while that holds less than the high-water mark. */
+  private feedHeld (p: Peer | undefined): void {
+    const ch = p?.channels[0]
+    if (p !== undefined && ch !== undefined && p.held.size > 0) p.held.feed(ch, this.cfg.bulkHighWaterBytes, (m) => { this.write(p, ch, m) })
   }
 
   /** An inbound stream: its first frame must be a hello whose id matches the connection's peer. */
@@ -311,7 +326,7 @@ export class Links {
         }
         this.onFrame(from, kind, body, bulk ? ch : undefined)
       },
-      drained: () => { this.notifySent() },
+      drained: () => { if (from !== undefined && !bulk) this.feedHeld(this.peers.get(from)); this.notifySent() },
       closed: () => { if (from !== undefined && !bulk) this.channelClosed(from, ch); this.notifySent() }
     }, this.clock)
   }
@@ -352,7 +367,7 @@ export class Links {
         }
         this.onFrame(peer, kind, body, undefined)
       },
-      drained: () => { this.notifySent() },
+      drained: () => { this.feedHeld(this.peers.get(peer)); this.notifySent() },
       closed: () => { this.channelClosed(peer, ch); this.notifySent() }
     }, this.clock)
     return ch
@@ -420,8 +435,9 @@ export class Links {
     const p = this.peers.get(peer)
     if (p === undefined) return
     const i = p.channels.indexOf(ch)
-    if (i < 0) return // not this peer's (one from before an eviction)
-    p.channels.splice(i, 1)
+    if (i >= 0) p.channels.splice(i, 1)
+    this.feedHeld(p) // held partials wait for a drain of the first channel: it may be another now
+    if (i < 0) return // not this peer's (one from before an eviction, or a stale one)
     if (p.channels.length > 0 || !this.running) return
     if (p.byeReceived) { this.peers.delete(peer); return }
     void this.verify(peer)

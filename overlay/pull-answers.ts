@@ -7,7 +7,11 @@
  * gives the whole array. Each answer computed is kept, up to {@link PULL_CACHE_BYTES}, so
  * that the next segments of the same pull are sliced from it: computing the whole array
  * again per segment made a 2^24-element reduction (2,048 segments) cost 2,048 whole
- * contributions per owner pulled (found by a reductions review).
+ * contributions per owner pulled (found by a reductions review). The answer just computed
+ * is kept even when it alone is larger than the budget (then alone, until the pull's last
+ * segment or the next answer computed): until 2026-11-28 such an answer was not kept at
+ * all, and a pull of 10^7 elements (80 MB, 1,221 segments) cost each owner 1,221 whole
+ * contributions, 2.5 minutes in one synchronous run, and the owners were declared dead.
  */
 import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
@@ -38,7 +42,8 @@ export class PullAnswers {
   /** Contributions computed for pulls (a test counts them). */
   computed = 0
 
-  constructor (private readonly host: PullHost) {}
+  /** `cacheBytes`: the budget of answers kept (tests shrink it). */
+  constructor (private readonly host: PullHost, private readonly cacheBytes = PULL_CACHE_BYTES) {}
 
   /** The root of `msg` asks for contributions of virtual nodes it is missing. */
   answer (msg: PullMessage, maxHops: number): void {
@@ -51,7 +56,12 @@ export class PullAnswers {
       if (msg.coll === true) this.host.claim(msg.id, mine)
       const { seg, segment } = msg
       if (seg === undefined || segment === undefined) this.host.send(msg.root, { t: 'partial', id: msg.id, root: msg.root, op: msg.op, covered: mine, value: this.whole(msg, mine, false) })
-      else this.host.send(msg.root, { t: 'partial', id: msg.id, root: msg.root, op: msg.op, covered: mine, value: this.whole(msg, mine, true).slice(seg * segment, (seg + 1) * segment), seg })
+      else {
+        const value = this.whole(msg, mine, true).slice(seg * segment, (seg + 1) * segment)
+        // The last segment: an answer kept over the budget is not needed any more.
+        if ((seg + 1) * segment >= msg.length && this.bytes > this.cacheBytes) this.drop(this.keyOf(msg, mine))
+        this.host.send(msg.root, { t: 'partial', id: msg.id, root: msg.root, op: msg.op, covered: mine, value, seg })
+      }
     }
     const rest = msg.want.difference(mine)
     if (rest.isEmpty || msg.hops >= maxHops) return
@@ -63,7 +73,7 @@ export class PullAnswers {
 
   /** This peer's whole contribution to `msg` for `mine`; `keep`: kept for the pull's other segments. */
   private whole (msg: PullMessage, mine: IntervalSet, keep: boolean): Float64Array {
-    const key = `${msg.id}\u0000${msg.op}\u0000${msg.length}\u0000${mine.toString()}`
+    const key = this.keyOf(msg, mine)
     const hit = this.cache.get(key)
     if (hit !== undefined) {
       this.cache.delete(key)
@@ -73,14 +83,25 @@ export class PullAnswers {
     const start: ReduceStart = { op: msg.op, rootVnode: 0, length: msg.length }
     const value = this.host.contribute(msg.id, start, mine)
     this.computed++
-    if (!keep || value.byteLength > PULL_CACHE_BYTES) return value
+    if (!keep) return value
     this.cache.set(key, value)
     this.bytes += value.byteLength
-    for (const [k, v] of this.cache) {
-      if (this.bytes <= PULL_CACHE_BYTES) break
-      this.cache.delete(k)
-      this.bytes -= v.byteLength
+    // Least recently used first, but never this one (the last in the map).
+    for (const k of this.cache.keys()) {
+      if (this.bytes <= this.cacheBytes || k === key) break
+      this.drop(k)
     }
     return value
+  }
+
+  private keyOf (msg: PullMessage, mine: IntervalSet): string {
+    return `${msg.id}\u0000${msg.op}\u0000${msg.length}\u0000${mine.toString()}`
+  }
+
+  private drop (key: string): void {
+    const v = this.cache.get(key)
+    if (v === undefined) return
+    this.cache.delete(key)
+    this.bytes -= v.byteLength
   }
 }

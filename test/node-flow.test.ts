@@ -1,7 +1,8 @@
 /**
  * Flow control and connection bounds on real peers: a slow child slows its parent's
  * sends (the forwarder's queue stays near its high-water mark whatever the payload size),
- * and a peer keeps at most `maxPeers` control streams. No wall-clock assertion.
+ * a reduction's partials longer than the control stream's queue limit go up without
+ * overflowing it, and a peer keeps at most `maxPeers` control streams. No wall-clock assertion.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateKeyPair } from '@libp2p/crypto/keys'
@@ -9,7 +10,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { createTreecast, type TreecastNode } from '../node/create-treecast.ts'
 import { DEFAULT_NODE_NET } from '../node/config.ts'
 import { WanEmulator } from '../node/wan/wan-emulator.ts'
-import { DeliveryRecorder, patterned, sleep, stopAll, waitFor, withTimeout } from './node-helpers.ts'
+import { DeliveryRecorder, patterned, sleep, startCluster, stopAll, waitFor, waitStable, withTimeout } from './node-helpers.ts'
 
 const MB = 1024 * 1024
 
@@ -57,6 +58,25 @@ describe('flow control and bounds', () => {
     expect(bulk.peakQueuedBytes).toBeLessThan(DEFAULT_NODE_NET.bulkHighWaterBytes + 2 * MB)
     console.log(`[node-flow] b paused its inbound stream ${bulk.pauses} times; peak queue ${(bulk.peakQueuedBytes / MB).toFixed(2)} MB for a 12 MB payload`)
   }, 300_000)
+
+  it('sends partials longer than the control queue limit up without overflowing it, so nothing is pulled', async () => {
+    // 2^20 elements: 8 MiB of partials from every peer to its parent, four times the queue
+    // limit. They were all queued on the control stream at once, past the limit the stream
+    // was reset as stuck, and the root pulled what was lost after 4 s (10^7 elements with
+    // the default 32 MiB limit: 2.5 minutes, and two daemons evicted).
+    const vnodes = 24
+    const length = 1 << 20
+    const contribute = (_id: string, start: { length: number }, v: { size: number }): Float64Array => new Float64Array(start.length).fill(v.size)
+    const cl = await startCluster(3, { vnodes, init: () => ({ maxQueuedBytes: 2 * MB, contribute }) })
+    nodes = cl.nodes
+    await waitStable(nodes, vnodes)
+    const r = await withTimeout((nodes[0] as TreecastNode).reduce('sum', length), 60_000, `a reduction of ${length} elements`)
+    expect(r.value.length).toBe(length)
+    expect(r.value.every((x) => x === vnodes)).toBe(true)
+    const counters = nodes.map((n) => n.overlay.counters() as { links: { queueOverflows: number }, sent: Record<string, number> })
+    expect(counters.map((c) => c.links.queueOverflows)).toEqual([0, 0, 0])
+    expect(counters.map((c) => c.sent.pull ?? 0)).toEqual([0, 0, 0])
+  }, 120_000)
 
   it('keeps at most maxPeers control streams, tree neighbours first', async () => {
     const maxPeers = 3

@@ -27,6 +27,7 @@ import type { TreecastNode } from '../create-treecast.ts'
 import type { DaemonMetrics } from './metrics.ts'
 import type { Logger } from './log.ts'
 import { unknownKey } from '../../overlay/unknown-keys.ts'
+import { sendJsonWithArray } from './json-array.ts'
 
 /** A JSON event for /events subscribers. */
 export interface DaemonEvent { readonly type: string, readonly data: Record<string, unknown> }
@@ -206,7 +207,7 @@ export class ControlApi {
         const rootId = root === undefined ? n.id : memberId(n, root)
         const r = id === undefined ? await n.reduce(op, length) : await n.reduceCollective({ id, root: rootId, op, length })
         if (r === null) sendJson(res, 200, { id, root: rootId, value: null })
-        else sendJson(res, 200, { id: r.id, value: Array.from(r.value), covered: r.covered.ranges, coveredSize: r.covered.size, durationMs: r.durationMs })
+        else await sendJsonWithArray(res, 200, { id: r.id, covered: r.covered.ranges, coveredSize: r.covered.size, durationMs: r.durationMs }, 'value', r.value)
         return
       }
       case 'POST /leave': {
