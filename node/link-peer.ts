@@ -43,3 +43,16 @@ export function prunable (peers: Iterable<Peer>, now: number, idleMs: number, bu
     .filter((p) => now - p.lastUsedAt > idleMs && !p.dialing && p.pending.length === 0 && p.held.size === 0 && !busy(p) && p.channels.every((c) => c.queuedBytes === 0))
     .sort((a, b) => a.lastUsedAt - b.lastUsedAt)
 }
+
+/**
+ * Keeps at most `maxPeers` in `peers`: the {@link prunable} ones go, least recently used
+ * first; each is deleted, then handed to `drop` (which says bye and closes its streams).
+ */
+export function pruneTo (peers: Map<string, Peer>, maxPeers: number, now: number, idleMs: number, busy: (p: Peer) => boolean, drop: (p: Peer) => void): void {
+  if (peers.size <= maxPeers) return
+  for (const p of prunable(peers.values(), now, idleMs, busy)) {
+    if (peers.size <= maxPeers) break
+    peers.delete(p.id)
+    drop(p)
+  }
+}

@@ -25,7 +25,7 @@ import type { ResolvedNodeConfig } from './config.ts'
 import { componentLog } from './log.ts'
 import { DialFailure, openStreamTo } from './dial-failure.ts'
 import { Fence, factsIn } from './fence.ts'
-import { estimateBytes, prunable, type Peer } from './link-peer.ts'
+import { estimateBytes, pruneTo, type Peer } from './link-peer.ts'
 import { HeldPartials } from './held-partials.ts'
 
 /** Protocol of the per-neighbour control stream. */
@@ -102,10 +102,7 @@ export class Links {
       failed: (peer) => { void this.verify(peer); this.notifySent() },
       sendControl: (peer, msg) => { this.sendControl(peer, msg) },
       drained: () => { this.notifySent() },
-      controlQueuedBytes: (peer) => {
-        const p = this.peers.get(peer)
-        return p === undefined ? 0 : (p.channels[0]?.queuedBytes ?? 0) + p.pendingBytes + p.held.bytes
-      },
+      controlQueuedBytes: (peer) => { const p = this.peers.get(peer); return p === undefined ? 0 : (p.channels[0]?.queuedBytes ?? 0) + p.pendingBytes + p.held.bytes },
       onSent: this.onSent,
       clock,
       log: componentLog(components, 'treecast:bulk')
@@ -137,9 +134,7 @@ export class Links {
   }
 
   /** Peers with an open control stream. */
-  connectedPeers (): string[] {
-    return [...this.peers.values()].filter((p) => p.channels.length > 0).map((p) => p.id)
-  }
+  connectedPeers (): string[] { return [...this.peers.values()].filter((p) => p.channels.length > 0).map((p) => p.id) }
 
   /** Link statistics of the bulk streams. */
   get bulkStats (): { opened: number, pauses: number, retries: number, peakQueuedBytes: number } { return this.bulk.stats }
@@ -161,10 +156,8 @@ export class Links {
   }
 
   private notifySent (): void {
-    if (this.sentWaiters.length === 0) return
     const w = this.sentWaiters
-    this.sentWaiters = []
-    for (const r of w) r()
+    if (w.length > 0) { this.sentWaiters = []; for (const r of w) r() }
   }
 
   /** Sends a core message: chunks of long payloads on their bulk stream, the rest on the control stream. */
@@ -450,8 +443,7 @@ export class Links {
    */
   private async verify (peer: string): Promise<void> {
     const p = this.peers.get(peer) ?? this.peer(peer)
-    if (p.dialing || p.channels.length > 0 || !this.running) return
-    await this.dial(p)
+    if (!p.dialing && p.channels.length === 0 && this.running) await this.dial(p)
   }
 
   private heartbeat (): void {
@@ -482,14 +474,10 @@ export class Links {
         else void this.verify(p.id)
         continue
       }
-      // A beacon on every control stream, whatever else it carried. One per peer, and none on a stream that had just
-      // carried a frame, saved a fifth of the idle CPU of 24 in-process peers, but with it 3 of 13 of their cold
-      // starts did not settle, with missed heartbeats where counted; not proven the cause, so reverted (sixteenth round).
+      // A beacon on every control stream, whatever else it carried. One per peer, none on a stream that just carried a frame, saved a
+      // fifth of 24 in-process peers' idle CPU, but 3 of 13 cold starts did not settle (missed heartbeats; cause unproven): reverted.
       for (const ch of [...p.channels]) {
-        try {
-          ch.send(FrameKind.Heartbeat, new Uint8Array(0))
-          this.stats.heartbeatsSent++
-        } catch { /* closed meanwhile: its close handler runs */ }
+        try { ch.send(FrameKind.Heartbeat, new Uint8Array(0)); this.stats.heartbeatsSent++ } catch { /* closed meanwhile: its close handler runs */ }
       }
     }
     this.bulk.sweep(now)
@@ -498,19 +486,15 @@ export class Links {
 
   /** Keeps at most `maxPeers` peers connected: the least recently used idle non-neighbours go (quiet for `pruneIdleMs`). */
   private prune (): void {
-    if (this.peers.size <= this.cfg.maxPeers) return
-    const busy = (p: Peer): boolean => this.host.keep(p.id) || this.bulk.busyWith(p.id)
-    for (const p of prunable(this.peers.values(), this.clock(), this.cfg.pruneIdleMs, busy)) {
-      if (this.peers.size <= this.cfg.maxPeers) break
+    pruneTo(this.peers, this.cfg.maxPeers, this.clock(), this.cfg.pruneIdleMs, (p) => this.host.keep(p.id) || this.bulk.busyWith(p.id), (p) => {
       this.stats.pruned++
-      this.log('pruning idle %s (%d peers connected, maxPeers %d)', p.id, this.peers.size, this.cfg.maxPeers)
-      this.peers.delete(p.id)
+      this.log('pruned idle %s (%d peers connected now, maxPeers %d)', p.id, this.peers.size, this.cfg.maxPeers)
       for (const ch of p.channels) {
         try { ch.send(FrameKind.Bye, new Uint8Array(0)) } catch { /* already closed */ }
         // Until the other side closes too; stop() cuts what is still closing.
         this.closing.add(ch)
         void ch.close().finally(() => this.closing.delete(ch))
       }
-    }
+    })
   }
 }
