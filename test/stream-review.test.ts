@@ -1,0 +1,44 @@
+/**
+ * The stream engine (overlay/streams.ts) driven by hand (test/stream-host.ts): striped
+ * custody corners found by the review of 2026-11-28.
+ */
+import { describe, expect, it } from 'vitest'
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import { MAX_INCOMING_PER_TRANSFER } from '../overlay/streams.ts'
+import { HostRig } from './stream-host.ts'
+
+const R = (lo: number, hi: number): IntervalSet => IntervalSet.range(lo, hi)
+
+describe('resend (a starving peer asks the origin for every chunk)', () => {
+  it('a peer that asks again after its earlier resend was acknowledged gets every chunk again', () => {
+    // O broadcasts over two stripes to E1 and E2, which have not acknowledged: the transfer is under way.
+    const o = new HostRig('O', 12, { O: R(0, 4), E1: R(4, 8), E2: R(8, 12) })
+    const chunks = [0, 1, 2, 3].map((i) => Uint8Array.of(i))
+    o.streams.originate(0, { id: 'O/0.1', origin: 'O', mode: 'bw', chunkCount: 4, totalBytes: 4 }, R(0, 12), chunks, {
+      local: R(0, 4),
+      stripes: [{ to: 'E1', header: R(4, 12), relay: [{ to: 'E2', header: R(8, 12) }] }, { to: 'E2', header: R(4, 12), relay: [{ to: 'E1', header: R(4, 8) }] }]
+    })
+    // A (which took over virtual nodes after a crash) starves and asks: every chunk, an empty header.
+    o.streams.onResend('A', 'O/0.1')
+    const first = o.lastOpenTo('A')
+    expect(first?.open.header.isEmpty).toBe(true)
+    expect(o.chunksTo('A').length).toBe(4)
+    // It delivered and acknowledged, and forgot the transfer. A second crash gives it more
+    // virtual nodes, reached again by one stripe only: it starves again and asks again.
+    o.streams.onAck('A', first?.stream as number)
+    o.streams.onResend('A', 'O/0.1')
+    expect(o.chunksTo('A').length, 'the second resend is answered').toBe(8)
+    // While an answer is still under way, asking again adds nothing.
+    o.streams.onResend('A', 'O/0.1')
+    expect(o.chunksTo('A').length).toBe(8)
+    expect(o.rejected).toEqual([])
+    // Bounded: a member asking and acknowledging in a loop gets MAX_INCOMING_PER_TRANSFER answers at most.
+    for (let k = 0; k < MAX_INCOMING_PER_TRANSFER + 5; k++) {
+      const last = o.lastOpenTo('A')
+      o.streams.onAck('A', last?.stream as number)
+      o.streams.onResend('A', 'O/0.1')
+    }
+    expect(o.chunksTo('A').filter((c) => c.open !== undefined).length).toBe(MAX_INCOMING_PER_TRANSFER)
+    expect(o.rejected.filter((r) => r === 'too-many-resends').length).toBeGreaterThan(0)
+  })
+})
