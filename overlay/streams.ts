@@ -194,7 +194,8 @@ export class Streams {
       if (t.incoming.some((i) => !i.wait.isEmpty)) parked = true
       if (this.starving(t)) {
         parked = true
-        if (!t.resendAsked && now - t.lastActivity >= this.limits.stripeResendMs && this.host.isAlive(t.origin)) {
+        // An origin that is leaving drains its transfers first and still answers while connected (reachable).
+        if (!t.resendAsked && now - t.lastActivity >= this.limits.stripeResendMs && this.host.reachable(t.origin)) {
           t.resendAsked = true
           this.host.send(t.origin, { t: 'resend', id: t.id })
         }

@@ -2,10 +2,14 @@
  * The stream engine (overlay/streams.ts) driven by hand (test/stream-host.ts): striped
  * custody corners found by the review of 2026-11-28.
  */
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { parseScenario } from '../experiments/sim/scenario.ts'
+import { Simulation } from '../experiments/sim/simulation.ts'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import { MAX_INCOMING_PER_TRANSFER } from '../overlay/streams.ts'
 import { HostRig } from './stream-host.ts'
+import { swarmProblems } from './swarm.ts'
 
 const R = (lo: number, hi: number): IntervalSet => IntervalSet.range(lo, hi)
 
@@ -40,5 +44,21 @@ describe('resend (a starving peer asks the origin for every chunk)', () => {
     }
     expect(o.chunksTo('A').filter((c) => c.open !== undefined).length).toBe(MAX_INCOMING_PER_TRANSFER)
     expect(o.rejected.filter((r) => r === 'too-many-resends').length).toBeGreaterThan(0)
+  })
+})
+
+describe('resend to an origin that is leaving', () => {
+  it('swarm-striped-40-origin-leaves: a starving peer asks an origin that is leaving but still connected, which still holds the transfer', () => {
+    // swarm-striped-40 (test/sim-scenarios): after two crashes one peer waits for a stripe
+    // whose custody ended at a crashed peer, and asks p0000, the origin, 2 s later. Here
+    // p0000 starts to leave before that: it drains its transfers (its connections stay open
+    // until it has), but the starving peer asked only an origin still alive, so nobody
+    // asked, the broadcast was never acknowledged at its root, and p0000 left only at its
+    // leave timeout, 10 s later.
+    const text = readFileSync(new URL('../experiments/scenarios/swarm-striped-40-origin-leaves.json', import.meta.url), 'utf8')
+    const r = new Simulation(parseScenario(JSON.parse(text))).run()
+    expect(r.totals.leavesTimedOut, 'no leave waits for its timeout').toBe(0)
+    for (const b of r.broadcasts) expect(b.doneAtRootMs, `${b.id} acknowledged at its root`).not.toBeNull()
+    expect(swarmProblems(r)).toEqual([])
   })
 })
