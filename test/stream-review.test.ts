@@ -62,3 +62,22 @@ describe('resend to an origin that is leaving', () => {
     expect(swarmProblems(r)).toEqual([])
   })
 })
+
+describe('a leaver draining its broadcast hears of peers that rejoin meanwhile', () => {
+  it('swarm-striped-root-leaves-510: the rejoined owner\'s resend reaches the leaving origin', () => {
+    // Striped family seed 510 with its first broadcast's root, p0002, leaving 690 ms after
+    // it started (test/explore-swarm's root-leaves transform). p0009, the head of stripe 1,
+    // crashed first; its virtual node went to p0010 with that stripe only, then back to
+    // p0009's new incarnation (a rejoin asking for it) with the chunks p0010 had. p0009
+    // starved and asked p0002 for every chunk, but p0002, leaving, was told of p0009's
+    // death and never of its rejoin (facts fan out to alive members), so it took the
+    // question for the dead incarnation's and dropped it: the broadcast was never
+    // acknowledged at its root and p0002 left at its leave timeout.
+    const text = readFileSync(new URL('../experiments/scenarios/swarm-striped-root-leaves-510.json', import.meta.url), 'utf8')
+    const r = new Simulation(parseScenario(JSON.parse(text))).run()
+    expect(r.rejected['from-dead-member'] ?? 0, 'nothing from the rejoined peer taken for its dead incarnation').toBe(0)
+    expect(r.totals.leavesTimedOut, 'no leave waits for its timeout').toBe(0)
+    for (const b of r.broadcasts) expect(b.doneAtRootMs, `${b.id} acknowledged at its root`).not.toBeNull()
+    expect(swarmProblems(r)).toEqual([])
+  })
+})
