@@ -137,7 +137,9 @@ export class OwnershipEngine {
     const restarted: MemberFact[] = members.isAlive(joiner) && members.incarnationOf(joiner) < incarnation ? [{ peer: joiner, incarnation: members.incarnationOf(joiner), status: 'dead' }] : []
     const change = members.apply(fact)
     if (change === undefined && !members.isAlive(joiner)) { this.host.reject('stale-join'); return }
-    this.host.fanout({ t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false }, joiner)
+    const joined: FactsMessage = { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false }
+    this.host.fanout(joined, joiner)
+    this.toDrainingLeavers(now, joined, joiner) // else they took a rejoin's messages (a `resend`) for its dead incarnation's
     this.recentJoiners.set(joiner, now + JOINER_FORWARD_MS)
     if (this.recentJoiners.size > MAX_RECENT_JOINERS) this.recentJoiners.delete(this.recentJoiners.keys().next().value as PeerId)
     // Before the snapshot: a restarted peer's old ranges must show as taken over in it.
@@ -400,10 +402,7 @@ export class OwnershipEngine {
     if (change === undefined) return
     const facts: FactsMessage = { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false }
     this.host.fanout(facts)
-    // Leavers still draining may wait for the dead peer too (a hand-off, a stream), and the
-    // fan-out reaches alive members only: a leaver heard from within a leave timeout is told
-    // (its own announcement counts), else it waited for its timeout (swarm-striped-6339).
-    for (const p of this.host.members.heardSince('left', now - this.host.leaveTimeoutMs())) if (p !== this.host.self && p !== peer && !this.departed.has(p)) this.host.send(p, facts)
+    this.toDrainingLeavers(now, facts, peer) // they may wait for the dead peer too (a hand-off, a stream): swarm-striped-6339
     // If the suspect is alive after all, it learns it was declared dead and stops (evicted).
     this.host.send(peer, facts)
     this.memberChanged(now, change)
@@ -416,6 +415,11 @@ export class OwnershipEngine {
     if (!this.deadNotices.due(now, peer)) return
     const fact: MemberFact = { peer, incarnation: this.host.members.incarnationOf(peer), status: 'dead' }
     this.host.send(peer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false })
+  }
+
+  /** `facts` about `peer` to the leavers still draining (heard within a leave timeout; its own announcement counts): the fan-out reaches alive members only. */
+  private toDrainingLeavers (now: number, facts: FactsMessage, peer: PeerId): void {
+    for (const p of this.host.members.heardSince('left', now - this.host.leaveTimeoutMs())) if (p !== this.host.self && p !== peer && !this.departed.has(p)) this.host.send(p, facts)
   }
 
   /** Sends the delivered marks of `ranges` to the owners the view names there, in hand-offs of their records (`lost`: a yielded claim's). */

@@ -194,7 +194,8 @@ export class Streams {
       if (t.incoming.some((i) => !i.wait.isEmpty)) parked = true
       if (this.starving(t)) {
         parked = true
-        if (!t.resendAsked && now - t.lastActivity >= this.limits.stripeResendMs && this.host.isAlive(t.origin)) {
+        // An origin that is leaving drains its transfers first and still answers while connected (reachable).
+        if (!t.resendAsked && now - t.lastActivity >= this.limits.stripeResendMs && this.host.reachable(t.origin)) {
           t.resendAsked = true
           this.host.send(t.origin, { t: 'resend', id: t.id })
         }
@@ -208,13 +209,18 @@ export class Streams {
    * A peer asks for every chunk of a striped broadcast started here (it waits with virtual
    * nodes of its own for stripes that no stream brings it: their custody ended at a peer
    * that crashed after delivering them, and it took the virtual nodes over). Answered with
-   * a stream of every chunk and an empty header, once per asker; anything else is rejected.
+   * a stream of every chunk and an empty header, unless one is still under way to the
+   * asker (not yet acknowledged); anything else is rejected. An asker that acknowledged an
+   * earlier answer has forgotten the transfer: it asks again when a later crash gave it more
+   * virtual nodes that only some stripes reach, and once per asker left it starving for good.
    */
   onResend (from: PeerId, id: string): void {
     const t = this.transfers.get(id)
     const inc = t?.incoming.find((i) => i.from === null)
     if (t === undefined || inc === undefined || t.origin !== this.host.self || t.stripes < 2) { this.host.reject('unknown-resend'); return }
-    if (inc.routes.some((r) => r.to === from && r.header.isEmpty)) return
+    if (inc.routes.some((r) => r.to === from && r.header.isEmpty && !r.acked)) return
+    // Bounded like the streams a collective may have coming in (a member asking in a loop).
+    if (inc.routes.filter((r) => r.header.isEmpty).length >= MAX_INCOMING_PER_TRANSFER) { this.host.reject('too-many-resends'); return }
     this.addRoute(t, inc, from, IntervalSet.EMPTY, false, undefined)
     this.pump(t)
   }

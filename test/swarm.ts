@@ -46,6 +46,14 @@ export interface SwarmOptions {
    * schedule is the same with and without them. @default 0
    */
   sendRuns?: number
+  /**
+   * The root of the first broadcast leaves gracefully 0 to 1.5 s after starting it (drawn
+   * from a separate random stream), and starts nothing more, nor any reduction (whose result
+   * it would hold): a leaving root drains its broadcasts first, so each must still be
+   * acknowledged at its root and no leave may wait for its timeout. The schedule runs on
+   * 12 s past the leave, so that it ends (drained, or at its 10 s timeout). @default false
+   */
+  rootLeaves?: boolean
 }
 
 /** Fewest running peers a leave or crash may leave behind. */
@@ -154,7 +162,8 @@ export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario
     schedule.push(...sendRuns(new Rng(seed).fork('sends'), opts.sendRuns, rootsFrom, vnodes))
     schedule.sort((a, b) => a.at - b.at)
   }
-  const last = schedule.reduce((m, a) => Math.max(m, a.at), 0)
+  const leaveAt = opts.rootLeaves === true ? rootLeaves(new Rng(seed).fork('root-leaves'), schedule) : undefined
+  const last = Math.max(schedule.reduce((m, a) => Math.max(m, a.at), 0), leaveAt === undefined ? 0 : leaveAt + 11_500)
   return {
     name: `swarm-${seed}`,
     seed,
@@ -166,6 +175,19 @@ export function randomScenario (seed: number, opts: SwarmOptions = {}): Scenario
     schedule,
     ...(opts.core !== undefined || (opts.treeRootStride !== undefined && opts.treeRootStride > 1) ? { core: { ...(opts.treeRootStride !== undefined && opts.treeRootStride > 1 ? { treeRootStride: opts.treeRootStride } : {}), ...opts.core } } : {})
   }
+}
+
+/** The first broadcast's root leaves (see `rootLeaves` of SwarmOptions): edits `schedule` in place, returns when. */
+function rootLeaves (rng: Rng, schedule: Action[]): number | undefined {
+  const first = schedule.find((a) => a.do === 'broadcast')
+  if (first?.do !== 'broadcast' || first.root === undefined) return undefined
+  const root = first.root
+  const at = first.at + rng.int(1501)
+  const keep = schedule.filter((a) => !((a.do === 'reduce' && a.root === root) || (a.do === 'broadcast' && a.root === root && a.at > at) || (a.do === 'send' && a.from === root && a.at > at)))
+  keep.push({ at, do: 'leave', peers: [root] })
+  keep.sort((a, b) => a.at - b.at)
+  schedule.splice(0, schedule.length, ...keep)
+  return at
 }
 
 /**
