@@ -138,8 +138,7 @@ export class OwnershipEngine {
     const change = members.apply(fact)
     if (change === undefined && !members.isAlive(joiner)) { this.host.reject('stale-join'); return }
     const joined: FactsMessage = { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [fact], records: [], welcome: false }
-    this.host.fanout(joined, joiner)
-    this.toDrainingLeavers(now, joined, joiner) // else they took a rejoin's messages (a `resend`) for its dead incarnation's
+    this.host.fanout(joined, joiner); this.toDrainingLeavers(now, joined, joiner) // else they took a rejoin's messages (a `resend`) for its dead incarnation's
     this.recentJoiners.set(joiner, now + JOINER_FORWARD_MS)
     if (this.recentJoiners.size > MAX_RECENT_JOINERS) this.recentJoiners.delete(this.recentJoiners.keys().next().value as PeerId)
     // Before the snapshot: a restarted peer's old ranges must show as taken over in it.
@@ -418,9 +417,7 @@ export class OwnershipEngine {
   }
 
   /** `facts` about `peer` to the leavers still draining (heard within a leave timeout; its own announcement counts): the fan-out reaches alive members only. */
-  private toDrainingLeavers (now: number, facts: FactsMessage, peer: PeerId): void {
-    for (const p of this.host.members.heardSince('left', now - this.host.leaveTimeoutMs())) if (p !== this.host.self && p !== peer && !this.departed.has(p)) this.host.send(p, facts)
-  }
+  private toDrainingLeavers (now: number, facts: FactsMessage, peer: PeerId): void { for (const p of this.host.members.heardSince('left', now - this.host.leaveTimeoutMs())) if (p !== this.host.self && p !== peer && !this.departed.has(p)) this.host.send(p, facts) }
 
   /** Sends the delivered marks of `ranges` to the owners the view names there, in hand-offs of their records (`lost`: a yielded claim's). */
   private toOwners (ranges: IntervalSet, lost: boolean): void {

@@ -48,9 +48,7 @@ export class Streams {
    * Numbers the streams sent from now on from `first` (overlay/incarnation-numbers.ts): the core
    * calls it when it joins, before any stream, with its incarnation's first number.
    */
-  numberFrom (first: number): void {
-    this.nextStream = first
-  }
+  numberFrom (first: number): void { this.nextStream = first }
 
   /** Number of collectives in flight here. */
   get activeCount (): number { return this.transfers.size }
@@ -194,10 +192,9 @@ export class Streams {
       if (t.incoming.some((i) => !i.wait.isEmpty)) parked = true
       if (this.starving(t)) {
         parked = true
-        // An origin that is leaving drains its transfers first and still answers while connected (reachable).
         if (!t.resendAsked && now - t.lastActivity >= this.limits.stripeResendMs && this.host.reachable(t.origin)) {
           t.resendAsked = true
-          this.host.send(t.origin, { t: 'resend', id: t.id })
+          this.host.send(t.origin, { t: 'resend', id: t.id }) // a leaving origin drains first and answers while connected (reachable)
         }
       }
       if (now - t.lastActivity > this.limits.transferIdleMs) this.drop(t)
@@ -209,10 +206,9 @@ export class Streams {
    * A peer asks for every chunk of a striped broadcast started here (it waits with virtual
    * nodes of its own for stripes that no stream brings it: their custody ended at a peer
    * that crashed after delivering them, and it took the virtual nodes over). Answered with
-   * a stream of every chunk and an empty header, unless one is still under way to the
-   * asker (not yet acknowledged); anything else is rejected. An asker that acknowledged an
-   * earlier answer has forgotten the transfer: it asks again when a later crash gave it more
-   * virtual nodes that only some stripes reach, and once per asker left it starving for good.
+   * a stream of every chunk and an empty header, unless one is still unacknowledged to the
+   * asker; anything else is rejected. An asker that acknowledged an answer has forgotten the
+   * transfer, and asks again when a later crash gives it more virtual nodes (once per asker left it starving).
    */
   onResend (from: PeerId, id: string): void {
     const t = this.transfers.get(id)
