@@ -14,7 +14,7 @@ import { FrameKind } from '../node/frame-channel.ts'
 import { encodeHello } from '../node/hello.ts'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import { FakeStream } from './fake-stream.ts'
-import { frame, rig, settled, type Rig } from './links-rig.ts'
+import { frame, framesOf, rig, settled, type Rig } from './links-rig.ts'
 
 /** A stream whose muxer window is full after `windowSends` sends, until the test calls `drain()`. */
 class WindowedStream extends FakeStream {
@@ -36,19 +36,7 @@ class WindowedStream extends FakeStream {
 
 /** The core messages written on `s`, in order. */
 function coreMessages (s: FakeStream): Message[] {
-  const out: Message[] = []
-  for (const batch of s.sent) {
-    const bytes = new Uint8ArrayList(batch).subarray()
-    let off = 0
-    while (off < bytes.length) {
-      let len = 0
-      let shift = 0
-      for (;;) { const b = bytes[off++] as number; len |= (b & 0x7f) << shift; shift += 7; if (b < 0x80) break }
-      if (bytes[off] === FrameKind.Core) out.push(decodeMessage(bytes.subarray(off + 1, off + len)))
-      off += len
-    }
-  }
-  return out
+  return framesOf(s).filter((f) => f.kind === FrameKind.Core).map((f) => decodeMessage(f.body))
 }
 
 const segment = (seg: number): PartialMessage => ({ t: 'partial', id: 'r', root: 'root', op: 'sum', covered: IntervalSet.range(0, 4), value: new Float64Array(8192).fill(seg), seg })

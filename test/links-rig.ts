@@ -69,9 +69,9 @@ export function frame (kind: number, body: Uint8Array): Uint8ArrayList {
 
 export const settled = async (): Promise<void> => { for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve)) }
 
-/** The kinds of the frames written on a fake stream (each send is a batch of length-prefixed frames). */
-export function frameKinds (s: FakeStream): number[] {
-  const kinds: number[] = []
+/** The frames written on a fake stream, in order (each send is a batch of length-prefixed frames): their kind and body. */
+export function framesOf (s: FakeStream): Array<{ kind: number, body: Uint8Array }> {
+  const frames: Array<{ kind: number, body: Uint8Array }> = []
   for (const batch of s.sent) {
     const bytes = new Uint8ArrayList(batch).subarray()
     let off = 0
@@ -79,9 +79,12 @@ export function frameKinds (s: FakeStream): number[] {
       let len = 0
       let shift = 0
       for (;;) { const b = bytes[off++] as number; len |= (b & 0x7f) << shift; shift += 7; if (b < 0x80) break }
-      kinds.push(bytes[off] as number)
+      frames.push({ kind: bytes[off] as number, body: bytes.subarray(off + 1, off + len) })
       off += len
     }
   }
-  return kinds
+  return frames
 }
+
+/** The kinds of the frames written on a fake stream. */
+export function frameKinds (s: FakeStream): number[] { return framesOf(s).map((f) => f.kind) }
