@@ -363,13 +363,13 @@ export interface CoreInit {
 /** Resolved options. */
 export type CoreConfig = Required<CoreInit>
 
-/** Resolves defaults and validates; throws InvalidConfigError naming the bad field. */
 /**
- * The longest time option, in ms (2^31 - 1, about 24.8 days): the longest delay Node's
- * setTimeout takes (a real node arms its timers with it), and far past any sensible value.
+ * The longest time option, in ms (2^31 - 1, about 24.8 days): the longest delay a real
+ * node's driver can arm (node/config.ts MAX_TIMER_MS), and far past any sensible value.
  */
 export const MAX_TIME_OPTION_MS = 2 ** 31 - 1
 
+/** Resolves defaults and validates; throws InvalidConfigError naming the bad field. */
 export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   const c: CoreConfig = {
     probeBytes: init.probeBytes ?? DEFAULT_PROBE_BYTES,

@@ -175,6 +175,17 @@ describe('sans-IO core', () => {
     expect(report, `sans-IO violations:\n${report.join('\n')}`).toEqual([])
   })
 
+  it('the core does not even name a clock, timer or randomness API in its comments (a plain text search for them finds nothing)', () => {
+    const names = FORBIDDEN_CODE.filter((f) => !['process.', 'require('].includes(f.what))
+    const report: string[] = []
+    for (const f of CORE_DIRS.flatMap((d) => tsFilesUnder(join(ROOT, d)))) {
+      readFileSync(f, 'utf8').split('\n').forEach((text, i) => {
+        for (const n of names) if (n.re.test(text)) report.push(`${relative(ROOT, f)}:${i + 1}: ${n.what}`)
+      })
+    }
+    expect(report, `named in the core:\n${report.join('\n')}`).toEqual([])
+  })
+
   it('the scanner flags each forbidden construct at the right line', () => {
     const src = [
       'const a = 1',
