@@ -435,6 +435,7 @@ const READERS: { readonly [T in MessageType]: Reader } = {
     if (away !== true) bad('away', 'expected true when present')
     return { t: 'ack', stream, away: true }
   },
+  hold: (o, f) => ({ t: 'hold', stream: f.int(own(o, 'stream'), 'stream'), ageMs: f.int(own(o, 'ageMs'), 'ageMs') }),
   partial: (o, f) => {
     const msg: PartialMessage = {
       t: 'partial',

@@ -164,6 +164,7 @@ function fieldsWire (msg: Message): Record<string, unknown> {
       return out
     }
     case 'ack': return msg.away === true ? { stream: msg.stream, away: true } : { stream: msg.stream }
+    case 'hold': return { stream: msg.stream, ageMs: msg.ageMs }
     case 'partial': {
       const out: Record<string, unknown> = { id: msg.id, root: msg.root, op: msg.op, covered: setBytes(msg.covered), value: float64ToBytes(msg.value) }
       if (msg.seg !== undefined) out.seg = msg.seg
@@ -323,6 +324,7 @@ function fieldsSize (msg: Message): number {
     case 'chunk': return kn('stream', msg.stream) + kn('index', msg.index) + str('data') + bytes(msg.data.byteLength) +
       (msg.open === undefined ? 0 : str('open') + openSize(msg.open))
     case 'ack': return kn('stream', msg.stream) + (msg.away === true ? kbool('away') : 0)
+    case 'hold': return kn('stream', msg.stream) + kn('ageMs', msg.ageMs)
     case 'partial': return ks('id', msg.id) + ks('root', msg.root) + ks('op', msg.op) + kset('covered', msg.covered) +
       str('value') + bytes(msg.value.byteLength) + (msg.seg === undefined ? 0 : kn('seg', msg.seg)) +
       (msg.coll === undefined ? 0 : str('coll') + 1 + num(msg.coll.length) + (msg.coll.segment === undefined ? 0 : num(msg.coll.segment)))

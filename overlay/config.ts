@@ -324,7 +324,13 @@ export interface CoreInit {
    * @default 4096
    */
   maxActiveTransfers?: number
-  /** @default 120000 */
+  /**
+   * A collective under way here with no progress for this long is dropped (once the park
+   * timer or the transfer cap looks at it): no chunk arrived here, and no receiver reported
+   * progress downstream (`hold`, sent at most every quarter of it: overlay/stream-holds.ts).
+   * A receiver that refused a stream or dropped its copy never acknowledges; this frees it.
+   * @default 120000
+   */
   transferIdleMs?: number
   /** Hops a stream may take (a path can be twice a tree's depth: overlay/tree-roots.ts). @default 256 */
   maxHops?: number

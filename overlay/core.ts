@@ -361,6 +361,7 @@ export class TreecastCore {
       case 'tree': for (const op of msg.ops) this.trees.handleOp(now, from, op); break
       case 'chunk': this.streams.onChunk(now, from, msg); break
       case 'ack': this.streams.onAck(from, msg.stream, msg.away === true); break
+      case 'hold': this.streams.onHold(now, from, msg.stream, msg.ageMs); break
       case 'resend': this.streams.onResend(from, msg.id); break
       case 'entries-req': this.send(from, { t: 'entries-rep', id: msg.id, entries: this.trees.stripeEntries() }); break
       case 'entries-rep': this.asks.onEntries(now, from, msg.id, msg.entries); break

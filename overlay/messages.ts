@@ -212,6 +212,15 @@ export interface ChunkMessage {
 export interface AckMessage { readonly t: 'ack', readonly stream: number, readonly away?: true }
 
 /**
+ * The receiver of stream `stream` still holds it and, `ageMs` ago, saw progress on it: a
+ * chunk arrived there, or its own receivers reported one. Sent at most every quarter of
+ * `transferIdleMs` while the stream is unacknowledged, so the sender does not drop as idle
+ * a transfer whose receivers are still busy (overlay/stream-holds.ts). Added within wire
+ * version 5: an older peer rejects it as an unknown type and drops idle transfers as before.
+ */
+export interface HoldMessage { readonly t: 'hold', readonly stream: number, readonly ageMs: number }
+
+/**
  * A partial reduction result covering exactly `covered`: the whole array, or with `seg`
  * only segment `seg` of it (see {@link ReduceStart.segment}).
  */
@@ -284,7 +293,7 @@ export interface EntriesReplyMessage { readonly t: 'entries-rep', readonly id: s
 export type Message =
   | JoinMessage | JoinElsewhereMessage | SyncMessage | FactsMessage | GiveMessage | HandoffMessage | HandoffAckMessage | ClaimAckMessage
   | PingMessage | PongMessage | ProbeRequestMessage | ProbeReplyMessage | OfferMessage
-  | TreeMessage | ChunkMessage | AckMessage | PartialMessage | PullMessage | ReduceAckMessage | ResendMessage
+  | TreeMessage | ChunkMessage | AckMessage | HoldMessage | PartialMessage | PullMessage | ReduceAckMessage | ResendMessage
   | EntriesRequestMessage | EntriesReplyMessage
 
 /** The message type tags. */

@@ -2,12 +2,12 @@
  * The state of the stream engine (overlay/streams.ts): incoming and outgoing streams, the
  * transfers they belong to, and what the engine needs from the peer around it.
  */
-import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
 import type { TreeState } from '../trees/tree-table.ts'
 import type { TreeKind } from '../trees/tree-kind.ts'
-import type { CombinePlan, Message, ReduceStart, StreamMode, StripeRelay } from './messages.ts'
+import type { CombinePlan, Message, ReduceStart, StreamMode, StreamOpen, StripeRelay } from './messages.ts'
 import type { CombineChild } from './combine-plan.ts'
 
 /** One incoming stream (or the local origin's own). */
@@ -32,6 +32,9 @@ export interface Incoming {
   readonly stripe: number | undefined
   /** Parts of the header to send straight to other cluster entries first (a striped broadcast's). */
   readonly relay: readonly StripeRelay[] | undefined
+  /** When this peer last told the sender it still holds the stream, and the progress it reported then (overlay/stream-holds.ts). */
+  holdSentAtMs: number
+  holdProgressMs: number
 }
 
 /** One outgoing stream. */
@@ -73,7 +76,10 @@ export interface Transfer {
   readonly chunks: Array<Uint8Array | undefined>
   received: number
   readonly incoming: Incoming[]
+  /** When a chunk last arrived here (or the transfer started). */
   lastActivity: number
+  /** The latest progress receivers reported downstream (`hold`; -Infinity: none): with lastActivity, what keeps the transfer from being dropped as idle. */
+  heldAtMs: number
   fallbackSends: number
   bytesReceived: number
   /** Stripes the chunks are dealt into (1: not striped). */
@@ -121,4 +127,33 @@ export interface StreamHost {
   reject (reason: string): void
   /** Whether a reduction start names an operation this peer knows. */
   knowsOp (op: string): boolean
+}
+
+/** A transfer with nothing received yet (`o` is its stream open). */
+export function createTransfer (now: number, o: Omit<StreamOpen, 'hops' | 'fallback' | 'header'>): Transfer {
+  const stripes = o.stripes ?? 1
+  return {
+    id: o.id,
+    origin: o.origin,
+    tree: o.tree ?? o.origin,
+    mode: o.mode,
+    chunkCount: o.chunkCount,
+    totalBytes: o.totalBytes,
+    reduce: o.reduce,
+    chunks: new Array<Uint8Array | undefined>(o.chunkCount),
+    received: 0,
+    incoming: [],
+    lastActivity: now,
+    heldAtMs: -Infinity,
+    fallbackSends: 0,
+    bytesReceived: 0,
+    stripes,
+    stripeReceived: stripes > 1 ? new Array<number>(stripes).fill(0) : null,
+    resendAsked: false
+  }
+}
+
+/** An incoming stream opened at `now` (`from` null: the origin's own). */
+export function createIncoming (now: number, from: PeerId | null, stream: number, hops: number, combine?: CombinePlan, stripe?: number, relay?: readonly StripeRelay[]): Incoming {
+  return { from, stream, hops, routes: [], pending: IntervalSet.EMPTY, held: IntervalSet.EMPTY, wait: IntervalSet.EMPTY, acked: false, combine, stripe, relay, holdSentAtMs: now, holdProgressMs: -Infinity }
 }

@@ -14,8 +14,9 @@
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import type { ChunkMessage, CombinePlan, StreamOpen, StripeRelay } from './messages.ts'
-import type { Incoming, Route, StreamHost, Transfer } from './stream-state.ts'
+import type { ChunkMessage, StreamOpen, StripeRelay } from './messages.ts'
+import { createIncoming, createTransfer, type Incoming, type Route, type StreamHost, type Transfer } from './stream-state.ts'
+import { HOLD_EVERY_FRACTION, isIdle, noteHeld, sendHolds } from './stream-holds.ts'
 export type { Incoming, Route, StreamHost, Transfer } from './stream-state.ts'
 import { childrenByReach } from '../trees/tree-state.ts'
 import { DedupeCache } from './dedupe-cache.ts'
@@ -55,7 +56,7 @@ export class Streams {
 
   /** Collectives in flight once, at the cap, those idle past transferIdleMs are dropped (tick runs only while something is parked). */
   roomCount (now: number): number {
-    if (this.transfers.size >= this.limits.maxActiveTransfers) for (const t of [...this.transfers.values()]) if (now - t.lastActivity > this.limits.transferIdleMs) this.drop(t)
+    if (this.transfers.size >= this.limits.maxActiveTransfers) for (const t of [...this.transfers.values()]) if (isIdle(t, now, this.limits.transferIdleMs)) this.drop(t)
     return this.transfers.size
   }
 
@@ -68,7 +69,7 @@ export class Streams {
     const t = this.newTransfer(now, plan === undefined ? open : { ...open, stripes: plan.stripes.length })
     chunks.forEach((c, i) => { t.chunks[i] = c; t.bytesReceived += c.length })
     t.received = chunks.length
-    const inc = newIncoming(null, 0, 0)
+    const inc = createIncoming(now, null, 0, 0)
     t.incoming.push(inc)
     if (plan === undefined) {
       this.route(t, inc, header, undefined)
@@ -103,7 +104,7 @@ export class Streams {
         this.host.reject('too-many-streams')
         return
       }
-      inc = newIncoming(from, msg.stream, o.hops, o.combine, o.stripe, o.relay)
+      inc = createIncoming(now, from, msg.stream, o.hops, o.combine, o.stripe, o.relay)
       t.incoming.push(inc)
       this.owners.set(inc, t)
       let byStream = this.incomingBy.get(from)
@@ -135,7 +136,16 @@ export class Streams {
     }
     this.pump(t)
     this.complete(t)
+    sendHolds(t, now, this.limits.transferIdleMs * HOLD_EVERY_FRACTION, this.host)
     for (const m of early) this.onChunk(now, from, m)
+  }
+
+  /** The receiver of one of our streams still holds it, with progress `ageMs` ago (overlay/stream-holds.ts): passed on up, where due. */
+  onHold (now: number, from: PeerId, stream: number, ageMs: number): void {
+    const r = this.outgoing.get(stream)
+    if (r === undefined || r.to !== from) return // crossed our drop or re-route of it: nothing to keep
+    noteHeld(r.transfer, now, ageMs)
+    sendHolds(r.transfer, now, this.limits.transferIdleMs * HOLD_EVERY_FRACTION, this.host)
   }
 
   /** The receiver of one of our streams acknowledged it. */
@@ -197,7 +207,7 @@ export class Streams {
           this.host.send(t.origin, { t: 'resend', id: t.id }) // a leaving origin drains first and answers while connected (reachable)
         }
       }
-      if (now - t.lastActivity > this.limits.transferIdleMs) this.drop(t)
+      if (isIdle(t, now, this.limits.transferIdleMs)) this.drop(t)
     }
     return parked
   }
@@ -252,24 +262,7 @@ export class Streams {
   get (id: string): Transfer | undefined { return this.transfers.get(id) }
 
   private newTransfer (now: number, o: Omit<StreamOpen, 'hops' | 'fallback' | 'header'>): Transfer {
-    const t: Transfer = {
-      id: o.id,
-      origin: o.origin,
-      tree: o.tree ?? o.origin,
-      mode: o.mode,
-      chunkCount: o.chunkCount,
-      totalBytes: o.totalBytes,
-      reduce: o.reduce,
-      chunks: new Array<Uint8Array | undefined>(o.chunkCount),
-      received: 0,
-      incoming: [],
-      lastActivity: now,
-      fallbackSends: 0,
-      bytesReceived: 0,
-      stripes: o.stripes ?? 1,
-      stripeReceived: (o.stripes ?? 1) > 1 ? new Array<number>(o.stripes ?? 1).fill(0) : null,
-      resendAsked: false
-    }
+    const t = createTransfer(now, o)
     this.transfers.set(t.id, t)
     return t
   }
@@ -492,8 +485,3 @@ export class Streams {
     }
   }
 }
-
-function newIncoming (from: PeerId | null, stream: number, hops: number, combine?: CombinePlan, stripe?: number, relay?: readonly StripeRelay[]): Incoming {
-  return { from, stream, hops, routes: [], pending: IntervalSet.EMPTY, held: IntervalSet.EMPTY, wait: IntervalSet.EMPTY, acked: false, combine, stripe, relay }
-}
-

@@ -123,6 +123,7 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
     fc.record({ t: fc.constant('chunk' as const), stream: arbCount, index: fc.nat(1_000_000), data: fc.uint8Array({ maxLength: 300 }), open: arbOpen }, { requiredKeys: ['t', 'stream', 'index', 'data'] })
       .map((m) => (m.open !== undefined && m.index >= m.open.chunkCount ? { ...m, index: m.open.chunkCount - 1 } : m)),
     fc.record({ t: fc.constant('ack' as const), stream: arbCount, away: fc.constant(true as const) }, { requiredKeys: ['t', 'stream'] }),
+    fc.record({ t: fc.constant('hold' as const), stream: arbCount, ageMs: arbCount }),
     fc.record({ t: fc.constant('partial' as const), id: arbId, root: arbPeer, op: arbOpName, covered: arbSet, value: fc.float64Array({ maxLength: 40 }), seg: fc.nat(1000), coll: fc.record({ length: fc.integer({ min: 1, max: 100_000 }), segment: fc.integer({ min: 1, max: 100_000 }) }, { requiredKeys: ['length'] })
       .map((c) => (c.segment === undefined ? c : { ...c, segment: fewSegments(c.length, c.segment) })), cid: arbCollId }, { requiredKeys: ['t', 'id', 'root', 'op', 'covered', 'value', 'cid'] })
       .map(({ cid, ...m }) => (m.coll === undefined ? m : { ...m, id: cid })),

@@ -125,6 +125,7 @@ export const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
   tree: { t: 'tree', ops: Object.values(OPS) },
   chunk: { t: 'chunk', stream: 5, index: 0, data: new Uint8Array([1, 2, 3, 255]), open: OPEN },
   ack: { t: 'ack', stream: 5 },
+  hold: { t: 'hold', stream: 5, ageMs: 30_000 },
   partial: { t: 'partial', id: 'p1/17', root: 'p1', op: 'sum', covered: S1, value: new Float64Array([1.5, -2, NaN, Infinity, 0]) },
   pull: { t: 'pull', id: 'p1/17', root: 'p1', op: 'max', length: 4096, want: S2, hops: 0 },
   'reduce-ack': { t: 'reduce-ack', id: 'p1/17', root: 'p1', part: S1 },

@@ -64,6 +64,9 @@ export class StreamTraffic {
         s.acked = true
         if (s.left <= 0) this.streams[to]?.delete(msg.stream)
       }
+    } else if (msg.t === 'hold') {
+      // A receiver still busy with a stream of the peer it goes to (overlay/stream-holds.ts).
+      id = this.streams[to]?.get(msg.stream)?.id
     } else if (msg.t === 'entries-req' || msg.t === 'entries-rep') {
       id = msg.id
     }
