@@ -35,7 +35,7 @@ function positiveInt (flag: string) {
   }
 }
 
-interface Opts { quick?: boolean, seed: number, out: string, maxPeers?: number, steadyProbeMs?: number, oneLane?: boolean, news?: boolean, detour?: boolean, downloadOnDemand?: boolean, treeRootStride?: number, list?: boolean }
+interface Opts { quick?: boolean, seed: number, out: string, maxPeers?: number, steadyProbeMs?: number, oneLane?: boolean, news?: boolean, detour?: boolean, downloadOnDemand?: boolean, treeRootStride?: number, bwTieDepth?: number, list?: boolean }
 
 const program = new Command()
   .name('npm run experiment --')
@@ -51,6 +51,7 @@ const program = new Command()
   .option('--no-download-on-demand', 'simulated treecast peers download on every probe, as in 003 (core probeDownloadOnDemand false; default: only when the bandwidth could change a tree, trees/download-wanted.ts, since the twenty-first round)')
   .option('--detour', 'simulated treecast peers probe the root of each latency tree they reach through a detour once a burst ends (core probeDetour; default off)')
   .addOption(new Option('--tree-root-stride <s>', 'simulated treecast peers keep trees for about one peer in <s> only (core treeRootStride, overlay/tree-roots.ts; default 1: every peer roots trees, as in 003; a collective reduction rooted elsewhere then fails)').argParser(positiveInt('--tree-root-stride')))
+  .addOption(new Option('--bw-tie-depth <hops>', 'simulated treecast peers move on a bandwidth-tree tie under a candidate at least <hops> nearer the root (core bwTieDepthHops, trees/depth-tie.ts; default 0: never, as in 003)').argParser(nonNegativeInt('--bw-tie-depth')))
   .option('--list', 'list the experiments and exit')
   .addHelpText('after', `\nExperiments:\n${listing()}\n`)
   .exitOverride()
@@ -78,15 +79,22 @@ async function main (): Promise<number> {
     console.error(`error: unknown experiment '${name}'; the experiments are:\n${listing()}`)
     return USAGE_ERROR
   }
+  const core = {
+    ...(opts.steadyProbeMs !== undefined ? { steadyProbeIntervalMs: opts.steadyProbeMs } : {}),
+    ...(opts.oneLane === true ? { probeNearLane: false, probeBandwidthReuseMs: 0, probeDownloadOnDemand: false } : {}),
+    ...(opts.news === false ? { treeNewsGapMs: 0 } : {}),
+    ...(opts.detour === true ? { probeDetour: true } : {}),
+    ...(opts.downloadOnDemand === false ? { probeDownloadOnDemand: false } : {}),
+    ...(opts.treeRootStride !== undefined ? { treeRootStride: opts.treeRootStride } : {}),
+    ...(opts.bwTieDepth !== undefined ? { bwTieDepthHops: opts.bwTieDepth } : {})
+  }
   try {
     await runExperiment(exp, {
       quick: opts.quick === true,
       seed: opts.seed,
       outDir: opts.out,
       ...(opts.maxPeers !== undefined ? { maxPeers: opts.maxPeers } : {}),
-      ...(opts.steadyProbeMs !== undefined || opts.oneLane === true || opts.news === false || opts.detour === true || opts.downloadOnDemand === false || opts.treeRootStride !== undefined
-        ? { core: { ...(opts.steadyProbeMs !== undefined ? { steadyProbeIntervalMs: opts.steadyProbeMs } : {}), ...(opts.oneLane === true ? { probeNearLane: false, probeBandwidthReuseMs: 0, probeDownloadOnDemand: false } : {}), ...(opts.news === false ? { treeNewsGapMs: 0 } : {}), ...(opts.detour === true ? { probeDetour: true } : {}), ...(opts.downloadOnDemand === false ? { probeDownloadOnDemand: false } : {}), ...(opts.treeRootStride !== undefined ? { treeRootStride: opts.treeRootStride } : {}) } }
-        : {})
+      ...(Object.keys(core).length > 0 ? { core } : {})
     })
     return 0
   } catch (err) {

@@ -239,7 +239,9 @@ class Fields {
           origin: this.peer(own(o, 'origin'), `${path}.origin`)
         }
       case 'metric':
-        return { op, kind, root, value: this.nonNegative(own(o, 'value'), `${path}.value`) }
+        return own(o, 'depth') === undefined
+          ? { op, kind, root, value: this.nonNegative(own(o, 'value'), `${path}.value`) }
+          : { op, kind, root, value: this.nonNegative(own(o, 'value'), `${path}.value`), depth: this.int(own(o, 'depth'), `${path}.depth`) }
       default:
         return bad(`${path}.op`, 'unknown tree operation')
     }
@@ -412,6 +414,10 @@ const READERS: { readonly [T in MessageType]: Reader } = {
       trees: f.list(own(o, 'trees'), 'trees', (x, p) => f.probeEntry(x, p)),
       padding: f.bytes(own(o, 'padding'), 'padding').byteLength
     }
+    // Bandwidth-tree depths beside the entries (trees/depth-tie.ts), one per entry: -1 when not connected.
+    const depths = own(o, 'depths') === undefined ? undefined : f.list(own(o, 'depths'), 'depths', (x, p) => f.int(x, p, -1))
+    if (depths !== undefined && depths.length !== msg.trees.length) bad('depths', `${depths.length} depths for ${msg.trees.length} trees`)
+    if (depths !== undefined) msg.trees = msg.trees.map((e, i) => ({ ...e, bwDepth: depths[i] as number }))
     const near = own(o, 'near')
     if (near === undefined) return msg
     if (Array.isArray(near) && near.length > MAX_NEAR_HINTS) throw new WireError('limit', `near: ${near.length} hints > ${MAX_NEAR_HINTS}`)

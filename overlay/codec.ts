@@ -6,7 +6,8 @@
  * string), a Float64Array as its raw little-endian bytes, an ownership record as
  * `[rangesBytes, owner, version]`, a delivered state as `[streamId, vnodesBytes]`, a member
  * fact as `[peer, incarnation, status]`, a probe tree entry as
- * `[root, dist, est, latChildren, bwChildren]`, a near hint as `[peer, rttMs]`, a stream
+ * `[root, dist, est, latChildren, bwChildren]` (their bandwidth-tree depths, when a peer
+ * reports them, in a list `depths` beside: an older peer ignores it), a near hint as `[peer, rttMs]`, a stream
  * open as an array (see `openWire`); tree operations and reduce starts are maps with the
  * field names of their types. A probe reply's `padding` is a
  * zero-filled byte string of that length, so a probe really costs its size on the wire.
@@ -94,7 +95,7 @@ function treeOpWire (op: TreeOp): Record<string, unknown> {
     case 'detach':
     case 'disown': return { op: op.op, kind: op.kind, root: op.root }
     case 'unlock': return { op: op.op, kind: op.kind, root: op.root, id: op.id, origin: op.origin }
-    case 'metric': return { op: op.op, kind: op.kind, root: op.root, value: op.value }
+    case 'metric': return op.depth === undefined ? { op: op.op, kind: op.kind, root: op.root, value: op.value } : { op: op.op, kind: op.kind, root: op.root, value: op.value, depth: op.depth }
   }
 }
 
@@ -155,6 +156,7 @@ function fieldsWire (msg: Message): Record<string, unknown> {
         padding: new Uint8Array(msg.padding)
       }
       if (msg.near !== undefined) out.near = msg.near.map((h) => [h.peer, h.rttMs])
+      if (msg.trees.some((e) => e.bwDepth !== undefined)) out.depths = msg.trees.map((e) => e.bwDepth ?? -1)
       return out
     }
     case 'tree': return { ops: msg.ops.map(treeOpWire) }
@@ -277,7 +279,7 @@ function treeOpSize (op: TreeOp): number {
     case 'detach':
     case 'disown': return 1 + common
     case 'unlock': return 1 + common + kn('id', op.id) + ks('origin', op.origin)
-    case 'metric': return 1 + common + kn('value', op.value)
+    case 'metric': return 1 + common + kn('value', op.value) + (op.depth === undefined ? 0 : kn('depth', op.depth))
   }
 }
 
@@ -319,7 +321,8 @@ function fieldsSize (msg: Message): number {
     case 'offer': return 0
     case 'probe-rep': return kn('nonce', msg.nonce) + str('padding') + bytes(msg.padding) +
       str('trees') + list(msg.trees, (e) => 1 + str(e.root) + num(e.dist) + num(e.est) + num(e.latChildren) + num(e.bwChildren)) +
-      (msg.near === undefined ? 0 : str('near') + list(msg.near, (h) => 1 + str(h.peer) + num(h.rttMs)))
+      (msg.near === undefined ? 0 : str('near') + list(msg.near, (h) => 1 + str(h.peer) + num(h.rttMs))) +
+      (msg.trees.some((e) => e.bwDepth !== undefined) ? str('depths') + list(msg.trees, (e) => num(e.bwDepth ?? -1)) : 0)
     case 'tree': return str('ops') + list(msg.ops, treeOpSize)
     case 'chunk': return kn('stream', msg.stream) + kn('index', msg.index) + str('data') + bytes(msg.data.byteLength) +
       (msg.open === undefined ? 0 : str('open') + openSize(msg.open))

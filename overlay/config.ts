@@ -148,6 +148,13 @@ export const DEFAULT_STRIPE_ASK_TIMEOUT_MS = 100
  * child (k wide-area links' rate), and a wider fan-out makes its uplink the bottleneck.
  */
 export const DEFAULT_BW_MAX_CHILDREN = 2
+/**
+ * Off: the depth tie-break (trees/depth-tie.ts) shortens bandwidth trees and fig9 completes
+ * 2-4% more broadcasts with 2, but its trees entered clusters through more wide-area edges
+ * at two seeds of test/near-survey, and fig9's repairs after the mass leave took longer
+ * (EXPERIMENTS.md, thirtieth round).
+ */
+export const DEFAULT_BW_TIE_DEPTH_HOPS = 0
 
 /** One ping-pong per probe (the node driver uses 2: the first may pay the connection set-up). */
 export const DEFAULT_PROBE_PING_COUNT = 1
@@ -274,6 +281,14 @@ export interface CoreInit {
    */
   bwMaxChildren?: number
   /**
+   * Depth tie-break (ours): a bandwidth-tree candidate whose estimate ties with the parent's
+   * (no worse than current / (1 + tieTolerance)) takes a peer that would be at least this
+   * many hops nearer the root under it, if no farther than the parent (trees/depth-tie.ts).
+   * 0: never, as in 003 (probe replies and metric updates then carry no depth). 2 was
+   * measured (EXPERIMENTS.md, thirtieth round). @default 0
+   */
+  bwTieDepthHops?: number
+  /**
    * Only the peers whose id hashes to 0 modulo this root trees (overlay/tree-roots.ts,
    * docs/SCALE.md): about N/stride roots instead of N, for overlays of thousands of peers.
    * Others broadcast and start reductions through the nearest tree root's trees. Must be
@@ -397,6 +412,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
     stripeResendMs: init.stripeResendMs ?? DEFAULT_STRIPE_RESEND_MS,
     stripeAskTimeoutMs: init.stripeAskTimeoutMs ?? DEFAULT_STRIPE_ASK_TIMEOUT_MS,
     bwMaxChildren: init.bwMaxChildren ?? DEFAULT_BW_MAX_CHILDREN,
+    bwTieDepthHops: init.bwTieDepthHops ?? DEFAULT_BW_TIE_DEPTH_HOPS,
     treeRootStride: init.treeRootStride ?? DEFAULT_TREE_ROOT_STRIDE,
     reduceTimeoutFactor: init.reduceTimeoutFactor ?? DEFAULT_REDUCE_TIMEOUT_FACTOR,
     reduceTimeoutMinMs: init.reduceTimeoutMinMs ?? DEFAULT_REDUCE_TIMEOUT_MIN_MS,
@@ -449,6 +465,7 @@ export function resolveCoreConfig (init: CoreInit = {}): CoreConfig {
   if (!Number.isInteger(c.stripeMaxCount) || c.stripeMaxCount < 0 || c.stripeMaxCount > MAX_STRIPES) throw new InvalidConfigError(`stripeMaxCount must be an integer in 0..${MAX_STRIPES}, got ${String(c.stripeMaxCount)}`)
   if (!Number.isInteger(c.stripeMinBytes) || c.stripeMinBytes < 0) throw new InvalidConfigError(`stripeMinBytes must be an integer >= 0, got ${String(c.stripeMinBytes)}`)
   if (!Number.isInteger(c.bwMaxChildren) || c.bwMaxChildren < 0 || c.bwMaxChildren > 1024) throw new InvalidConfigError(`bwMaxChildren must be an integer in 0..1024, got ${String(c.bwMaxChildren)}`)
+  if (!Number.isInteger(c.bwTieDepthHops) || c.bwTieDepthHops < 0 || c.bwTieDepthHops > 1024) throw new InvalidConfigError(`bwTieDepthHops must be an integer in 0..1024, got ${String(c.bwTieDepthHops)}`)
   if (!Number.isInteger(c.maxReduceLength) || c.maxReduceLength > 2 ** 27) throw new InvalidConfigError(`maxReduceLength must be an integer in 1..134217728, got ${String(c.maxReduceLength)}`)
   if (!Number.isInteger(c.treeRootStride) || c.treeRootStride < 1 || c.treeRootStride > 1_000_000) throw new InvalidConfigError(`treeRootStride must be an integer in 1..1000000, got ${String(c.treeRootStride)}`)
   if (!Number.isInteger(c.probePingCount) || c.probePingCount < 1 || c.probePingCount > 16) throw new InvalidConfigError(`probePingCount must be an integer in 1..16, got ${String(c.probePingCount)}`)

@@ -95,7 +95,7 @@ export class TreecastCore {
       farRttMs: () => this.probing.linkFarRttMs(), isTreeRoot: (p) => isTreeRoot(p, this.config.treeRootStride), clusterTag: () => this.probing.clusterTag(),
       mayShortCheck: (now) => now >= this.fullChecksUntilMs,
       parentLost: (now) => { if (this.stateValue === 'running') this.probing.trigger(now) }
-    }, this.config.lockTimeoutMs, this.config.tieTolerance, this.config.bwMaxChildren)
+    }, this.config.lockTimeoutMs, this.config.tieTolerance, this.config.bwMaxChildren, this.config.bwTieDepthHops)
     this.treeOutbox = new TreeOutbox({
       self: this.self,
       trees: this.trees,

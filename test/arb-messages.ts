@@ -66,7 +66,7 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
     fc.record({ op: fc.constantFrom('detach' as const, 'disown' as const), kind: arbKind, root: arbPeer }),
     fc.record({ op: fc.constant('unlock' as const), kind: arbKind, root: arbPeer, id: arbSafeInt, origin: arbPeer }),
     fc.record({ op: fc.constant('reach' as const), kind: arbKind, root: arbPeer, reach: arbSet, entries: arbEntries }, { requiredKeys: ['op', 'kind', 'root', 'reach'] }),
-    fc.record({ op: fc.constant('metric' as const), kind: arbKind, root: arbPeer, value: arbNonNegative })
+    fc.record({ op: fc.constant('metric' as const), kind: arbKind, root: arbPeer, value: arbNonNegative, depth: arbCount }, { requiredKeys: ['op', 'kind', 'root', 'value'] })
   )
 
   const arbOpen: fc.Arbitrary<StreamOpen> = fc.record({
@@ -115,7 +115,8 @@ export function messageArbitrary (world: MessageWorld = {}): fc.Arbitrary<Messag
     fc.record({
       t: fc.constant('probe-rep' as const),
       nonce: arbSafeInt,
-      trees: fc.array(arbProbeEntry, { maxLength: 6 }),
+      // Depths (trees/depth-tie.ts) for every entry or none: the wire carries them as one list beside the entries.
+      trees: fc.oneof(fc.array(arbProbeEntry, { maxLength: 6 }), fc.array(fc.tuple(arbProbeEntry, fc.integer({ min: -1, max: 1000 })).map(([e, bwDepth]) => ({ ...e, bwDepth })), { maxLength: 6 })),
       padding: fc.nat(3000),
       near: fc.array(fc.record({ peer: arbPeer, rttMs: fc.double({ min: 0, max: 1e6, noNaN: true }) }), { maxLength: 8 })
     }, { requiredKeys: ['t', 'nonce', 'trees', 'padding'] }),

@@ -116,8 +116,8 @@ export const EXAMPLES: { [T in MessageType]: Extract<Message, { t: T }> } = {
     t: 'probe-rep',
     nonce: 77,
     trees: [
-      { root: 'p1', dist: 23.5, est: 1.25e7, latChildren: 2, bwChildren: 0 },
-      { root: 'p2', dist: -1, est: -1, latChildren: 0, bwChildren: 5 }
+      { root: 'p1', dist: 23.5, est: 1.25e7, latChildren: 2, bwChildren: 0, bwDepth: 3 },
+      { root: 'p2', dist: -1, est: -1, latChildren: 0, bwChildren: 5, bwDepth: -1 }
     ],
     padding: 1000,
     near: [{ peer: 'p3', rttMs: 0.31 }, { peer: 'p4', rttMs: 0 }]

@@ -97,11 +97,13 @@ describe('swarm, a third of the peers root trees: random scenarios keep the inva
 /**
  * The same with `probeDownloadOnDemand` (trees/download-wanted.ts): most probes judge the
  * latency trees alone, and bandwidth trees change only on probes that downloaded. Long
- * broadcasts in every other seed, a third of the peers rooting trees in every third.
+ * broadcasts in every other seed, a third of the peers rooting trees in every third, and
+ * the depth tie-break of bandwidth trees (`bwTieDepthHops` 2, trees/depth-tie.ts) in every
+ * odd one.
  */
 describe('swarm, probes download on demand: random scenarios keep the invariants', () => {
   for (const seed of seeds(ON_DEMAND_SEEDS)) {
-    it(`seed ${seed}`, () => checkSeed(seed, { core: { probeDownloadOnDemand: true }, ...(seed % 3 === 0 ? { treeRootStride: 3 } : {}), ...(seed % 2 === 0 ? { broadcastBytes: [256 * 1024, 2 * 1024 * 1024] } : {}) }, '-on-demand'))
+    it(`seed ${seed}`, () => checkSeed(seed, { core: { probeDownloadOnDemand: true, ...(seed % 2 === 1 ? { bwTieDepthHops: 2 } : {}) }, ...(seed % 3 === 0 ? { treeRootStride: 3 } : {}), ...(seed % 2 === 0 ? { broadcastBytes: [256 * 1024, 2 * 1024 * 1024] } : {}) }, '-on-demand'))
   }
 })
 

@@ -34,7 +34,7 @@ export class TreeNet {
   private readonly hosts = new Map<PeerId, TreeHost>()
   private readonly bwMaxChildren: number
 
-  constructor (peers: readonly PeerId[], readonly lockTimeoutMs = 1000, opts: { bwMaxChildren?: number } = {}) {
+  constructor (peers: readonly PeerId[], readonly lockTimeoutMs = 1000, opts: { bwMaxChildren?: number, tieTolerance?: number, bwTieDepthHops?: number } = {}) {
     peers.forEach((p, i) => {
       this.owned.set(p, IntervalSet.range(i * 10, i * 10 + 10))
       this.alive.add(p)
@@ -56,7 +56,7 @@ export class TreeNet {
         mayShortCheck: () => !this.fullChecks.has(p)
       }
       this.hosts.set(p, host)
-      this.tables.set(p, new TreeTable(host, lockTimeoutMs, 0, opts.bwMaxChildren ?? 0))
+      this.tables.set(p, new TreeTable(host, lockTimeoutMs, opts.tieTolerance ?? 0, opts.bwMaxChildren ?? 0, opts.bwTieDepthHops ?? 0))
     })
     this.bwMaxChildren = opts.bwMaxChildren ?? 0
   }

@@ -13,6 +13,8 @@ export interface ProbeTreeEntry {
   readonly est: number
   readonly latChildren: number
   readonly bwChildren: number
+  /** Hops from the root in the bandwidth tree (-1: not connected; absent: not reported, `bwTieDepthHops` 0 or an older peer). */
+  readonly bwDepth?: number
 }
 
 /**
@@ -49,7 +51,8 @@ export type TreeOp =
   | { readonly op: 'unlock', readonly kind: TreeKind, readonly root: PeerId, readonly id: number, readonly origin: PeerId }
   /** The subtree's reach, and on bandwidth trees its cluster entries (absent: none). */
   | { readonly op: 'reach', readonly kind: TreeKind, readonly root: PeerId, readonly reach: IntervalSet, readonly entries?: readonly TreeEntry[] }
-  | { readonly op: 'metric', readonly kind: TreeKind, readonly root: PeerId, readonly value: number }
+  /** lat: the parent's distance; bw: this peer's estimate as the parent computes it, and with `bwTieDepthHops` the parent's depth. */
+  | { readonly op: 'metric', readonly kind: TreeKind, readonly root: PeerId, readonly value: number, readonly depth?: number }
 
 /** Peers a check passes at most (its path): a longer check is refused, a longer result ignored. */
 export const MAX_CHECK_PATH = 1024

@@ -11,7 +11,7 @@ import { NO_ENTRIES } from './tree-entries.ts'
 import type { ProbeTreeEntry, TreeEntry, TreeOp } from './tree-ops.ts'
 
 /** A parent change under way. */
-export interface PendingAttach { id: number, candidate: PeerId, rttMs: number, bw: number, metric: number, linkEst: number, sentAt: number, short: boolean }
+export interface PendingAttach { id: number, candidate: PeerId, rttMs: number, bw: number, metric: number, linkEst: number, sentAt: number, short: boolean, depth: number }
 
 /** What a dropped tree leaves behind for the next tree of the same root. */
 export interface Tombstone { readonly locks: Map<string, Lock>, readonly unanswered: Map<string, PeerId> }
@@ -89,6 +89,9 @@ export interface TreeState {
    * this peer's path and holds better candidates off).
    */
   refused: { readonly candidate: PeerId, readonly at: number } | null
+  /** Bandwidth tree: hops from the root (0 at the root, Infinity without a parent or not known), and the one the children were last told (trees/depth-tie.ts). */
+  depth: number
+  sentDepth: number
 }
 
 /** The key of a check's lock: its origin and the origin's id for it. */
@@ -164,14 +167,15 @@ export function forwardedChecksFailed (st: TreeState): Array<{ to: PeerId, op: T
 }
 
 /** A peer's state for every tree, as a probe reply carries it (both kinds of a root exist together). */
-export function probeEntriesOf (byKind: Readonly<Record<TreeKind, ReadonlyMap<PeerId, TreeState>>>, self: PeerId): ProbeTreeEntry[] {
+export function probeEntriesOf (byKind: Readonly<Record<TreeKind, ReadonlyMap<PeerId, TreeState>>>, self: PeerId, withDepth = false): ProbeTreeEntry[] {
   const out: ProbeTreeEntry[] = []
   for (const [root, lat] of byKind.lat) {
     const bw = byKind.bw.get(root) as TreeState
     const isRoot = root === self
     const dist = (isRoot || lat.parent !== null) && Number.isFinite(lat.metric) ? lat.metric : -1
     const est = isRoot || bw.parent !== null ? bw.metric : -1
-    out.push({ root, dist, est, latChildren: lat.children.size, bwChildren: bw.children.size })
+    const entry = { root, dist, est, latChildren: lat.children.size, bwChildren: bw.children.size }
+    out.push(withDepth ? { ...entry, bwDepth: est < 0 || !Number.isFinite(bw.depth) ? -1 : bw.depth } : entry)
   }
   return out
 }
@@ -248,7 +252,9 @@ export function newTreeState (kind: TreeKind, root: PeerId, isRoot: boolean, own
     locks: tomb?.locks ?? new Map(),
     unanswered: tomb?.unanswered ?? new Map(),
     pending: null,
-    refused: null
+    refused: null,
+    depth: isRoot ? 0 : Infinity,
+    sentDepth: NaN
   }
 }
 

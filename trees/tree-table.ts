@@ -32,8 +32,9 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { MAX_CHECK_PATH, type ProbeTreeEntry, type TreeEntry, type TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
-import { bwLoad, childKey, closeEnough, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, holdDisowned, isLeaf, latMetricsDue, lockKey, noParentMetric, noteToldDist, pendingUnlock, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
+import { bwLoad, childKey, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, holdDisowned, isLeaf, latMetricsDue, lockKey, noParentMetric, noteToldDist, pendingUnlock, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
+import { bwMetricsDue, depthTiePrefers, depthUnder, metricDepth } from './depth-tie.ts'
 import { LateAdopts } from './late-adopts.ts'
 import type { TreeHost, TreeStats } from './tree-host.ts'
 import { hasEntries, judgeEntryLinks, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries, withEntries } from './tree-entries.ts'
@@ -66,8 +67,11 @@ export class TreeTable {
   private readonly tombstones: Record<TreeKind, Map<PeerId, Tombstone>> = { lat: new Map(), bw: new Map() }
   readonly stats: TreeStats = { parentChanges: 0, checksRejected: 0, attachesAborted: 0 }
 
-  /** @param bwMaxChildren - a bandwidth-tree candidate with this many children already is not taken as a parent (0: no limit, as in 003) */
-  constructor (private readonly host: TreeHost, private readonly lockTimeoutMs: number, private readonly tieTolerance = 0, private readonly bwMaxChildren = 0) {}
+  /**
+   * @param bwMaxChildren - a bandwidth-tree candidate with this many children already is not taken as a parent (0: no limit, as in 003)
+   * @param bwTieDepthHops - a bandwidth-tree tie moves a peer this many hops nearer the root (0: never, as in 003; trees/depth-tie.ts)
+   */
+  constructor (private readonly host: TreeHost, private readonly lockTimeoutMs: number, private readonly tieTolerance = 0, private readonly bwMaxChildren = 0, private readonly bwTieDepthHops = 0) {}
 
   /** Numbers parent changes (check ids) from `first` on: the core's incarnation's block (overlay/incarnation-numbers.ts), when it joins. */
   numberFrom (first: number): void { this.nextId = first }
@@ -193,7 +197,7 @@ export class TreeTable {
 
   /** This peer's state for every tree, as carried in a probe reply (shared: do not modify). */
   probeEntries (): readonly ProbeTreeEntry[] {
-    this.entries ??= probeEntriesOf(this.byKind, this.host.self)
+    this.entries ??= probeEntriesOf(this.byKind, this.host.self, this.bwTieDepthHops > 0)
     return this.entries
   }
 
@@ -245,8 +249,8 @@ export class TreeTable {
       return false
     }
     if (this.bwMaxChildren > 0 && e.bwChildren >= this.bwMaxChildren) return false
-    if (!bandwidthPrefers(st.parent !== null, st.metric, est, st.parentRttMs, rttMs, this.tieTolerance)) return false
-    this.startAttach(now, st, cand, rttMs, bwBytesPerSec, est, linkEst)
+    if (!bandwidthPrefers(st.parent !== null, st.metric, est, st.parentRttMs, rttMs, this.tieTolerance) && !depthTiePrefers(st, est, rttMs, e, this.tieTolerance, this.bwTieDepthHops)) return false
+    this.startAttach(now, st, cand, rttMs, bwBytesPerSec, est, linkEst, depthUnder(e))
     return true
   }
 
@@ -294,6 +298,7 @@ export class TreeTable {
         // lat: the parent's distance; bw: this peer's estimate as the parent computes it,
         // min(est(parent), bw(p,parent) / n_children(parent)), kept fresh as siblings come and go.
         {
+          metricDepth(st, op) // bw, with depths on: the parent's depth, passed on down at the flush (touched below)
           const rose = st.kind === 'lat' && op.value + st.parentRttMs > st.metric && from !== op.root
           st.metric = st.kind === 'lat' ? op.value + st.parentRttMs : op.value
           this.touch(st)
@@ -332,13 +337,7 @@ export class TreeTable {
         for (const child of latMetricsDue(st)) this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: st.metric })
         continue
       }
-      const n = st.children.size
-      for (const [child, bw] of st.childBw) {
-        const est = Math.min(st.metric, bw / n)
-        if (closeEnough(est, st.sentChildEst.get(child) ?? NaN)) continue
-        st.sentChildEst.set(child, est)
-        this.host.sendOp(child, { op: 'metric', kind: st.kind, root: st.root, value: est })
-      }
+      for (const [child, op] of bwMetricsDue(st, this.bwTieDepthHops > 0)) this.host.sendOp(child, op)
     }
     if (news) this.host.treeNews?.()
   }
@@ -386,11 +385,11 @@ export class TreeTable {
     for (const st of judgeEntryLinks(this.byKind.bw.values(), far)) this.touch(st)
   }
 
-  private startAttach (now: number, st: TreeState, cand: PeerId, rttMs: number, bw: number, metric: number, linkEst: number): void {
+  private startAttach (now: number, st: TreeState, cand: PeerId, rttMs: number, bw: number, metric: number, linkEst: number, depth = Infinity): void {
     const id = this.nextId++
     // judge() only starts a change when this tree has no locks, so this is the whole test.
     const short = isLeaf(st) && (this.host.mayShortCheck?.(now) ?? true)
-    st.pending = { id, candidate: cand, rttMs, bw, metric, linkEst, sentAt: now, short }
+    st.pending = { id, candidate: cand, rttMs, bw, metric, linkEst, sentAt: now, short, depth }
     const check = { op: 'check', kind: st.kind, root: st.root, id, origin: this.host.self, dist: 0, path: [] } as const
     this.host.sendOp(cand, short ? { ...check, short: true } : check)
   }
@@ -441,6 +440,7 @@ export class TreeTable {
     st.entry = st.kind === 'bw' && p.rttMs >= this.farMs
     st.linkEst = p.linkEst
     st.metric = st.kind === 'lat' ? op.dist + p.rttMs : p.metric
+    st.depth = p.depth
     this.touch(st)
     this.setParent(st, p.candidate)
     st.sentReach = this.freshReach(st)
@@ -472,6 +472,7 @@ export class TreeTable {
       st.sentReach = null
       st.entry = false
       st.sentEntries = NO_ENTRIES
+      st.depth = Infinity
     }
     this.stats.parentChanges++
     this.host.parentChanged(st.kind, st.root, parent)
