@@ -62,12 +62,23 @@ export class EventQueue<T> {
 
   /** Removes and returns the earliest event (first pushed among equal times), or undefined when empty. */
   pop(): QueuedEvent<T> | undefined {
+    const timeMs = this.times[0]
+    if (timeMs === undefined) return undefined
+    return { timeMs, item: this.popItem() }
+  }
+
+  /**
+   * Removes the earliest event and returns its item, without the `{ timeMs, item }` record
+   * `pop` makes: a driver that read the time with `peekTime` first (as the simulator's
+   * loop does for every event) allocates nothing per event. Call it only on a non-empty
+   * queue; throws a `RangeError` on an empty one.
+   */
+  popItem(): T {
     const times = this.times
     const seqs = this.seqs
     const items = this.items
     const n = times.length
-    if (n === 0) return undefined
-    const topTime = times[0] as number
+    if (n === 0) throw new RangeError('EventQueue.popItem: the queue is empty')
     const topItem = items[0] as T
     const lastTime = times.pop() as number
     const lastSeq = seqs.pop() as number
@@ -101,7 +112,7 @@ export class EventQueue<T> {
       seqs[i] = lastSeq
       items[i] = lastItem
     }
-    return { timeMs: topTime, item: topItem }
+    return topItem
   }
 
   /** The time of the earliest queued event, or undefined when empty. */

@@ -88,11 +88,24 @@ export interface NetworkStats {
   bytesFromTo(from: number, to: number): number
 }
 
-/** Queues `fn` to run at virtual time `timeMs`; must run equal times in call order. */
-export type ScheduleFn = (timeMs: number, fn: () => void) => void
+/**
+ * Queues `event` for virtual time `timeMs`; must run equal times in call order. An event is
+ * either one of the network's own steps (a function: call it) or an arrival `A` a sender
+ * handed to `send` (whatever the driver does when a message arrives). With the default
+ * `A`, an arrival is a function too; a driver with another `A` tells them apart with
+ * `typeof event === 'function'`, so its `A` must not be a function type unless it is
+ * called like the network's steps. Why not always a callback: the simulator sends a
+ * message per event, and a closure per message (and its context) was a tenth of the
+ * collector's work.
+ */
+export type ScheduleFn<A = () => void> = (timeMs: number, event: (() => void) | A) => void
 
-/** Link, WAN and CPU queues of a {@link Topology}, driven by the simulator's event queue. */
-export class Network {
+/**
+ * Link, WAN and CPU queues of a {@link Topology}, driven by the simulator's event queue.
+ * `A`: what a sender hands to `send` and gets back through `schedule` when the message
+ * arrives (see {@link ScheduleFn}).
+ */
+export class Network<A = () => void> {
   private readonly k: number
   private readonly clusterIndex: Uint32Array
   private readonly uplinkFreeAtMs: Float64Array
@@ -105,7 +118,7 @@ export class Network {
   private readonly wanTurns: number[][] = []
   private readonly wanBusy: Uint8Array
   /** 'fair' uplinks: per busy peer, the queued messages of each flow (`to * 16 + lane`) and the flows' turn order; undefined while nothing waits. */
-  private readonly upFlows: Array<Map<number, UplinkMessage[]> | undefined>
+  private readonly upFlows: Array<Map<number, Array<UplinkMessage<A>>> | undefined>
   private readonly upTurns: Array<number[] | undefined>
   private readonly wanBytesPerSec: Float64Array
   private readonly oneWayMs: Float64Array
@@ -116,7 +129,7 @@ export class Network {
    * since the last sweep: a fresh entry behaves the same, and a map of the lanes in use,
    * not of every pair that ever spoke, keeps each message's lookup cheap.
    */
-  private readonly pairs = new Map<number, PairOrder>()
+  private readonly pairs = new Map<number, PairOrder<A>>()
   /** Per peer, its current life: a crash ends it (see `crash`), and a message remembers the life that sent it. */
   private readonly lives: Life[]
   private pairsSweepAt = MIN_PAIRS_SWEEP
@@ -130,7 +143,7 @@ export class Network {
    * @param topology - a resolved topology (see `resolveTopology`)
    * @param schedule - queues a callback at a virtual time; equal times must run in call order
    */
-  constructor(readonly topology: Topology, private readonly schedule: ScheduleFn) {
+  constructor(readonly topology: Topology, private readonly schedule: ScheduleFn<A>) {
     const n = topology.peerCount
     const k = topology.clusters.length
     this.k = k
@@ -158,14 +171,14 @@ export class Network {
 
   /**
    * Sends `sizeBytes` from peer `from` to peer `to` at virtual time `nowMs`; `onArrive` is
-   * scheduled for when `to` has received and processed it. `lane` (a small integer, default
+   * scheduled (passed to `schedule`) for when `to` has received and processed it. `lane` (a small integer, default
    * 0) names an ordered lane of the pair: messages of one lane are never reordered, those of
    * different lanes may be (like two streams of one connection). Throws a `RangeError` on a peer
    * outside the topology, a non-finite `nowMs`, a `nowMs` before the previous send's (sends
    * come in time order, as a discrete-event loop makes them) or a size that is not a finite
    * number >= 0.
    */
-  send(nowMs: number, from: number, to: number, sizeBytes: number, onArrive: () => void, lane = 0): void {
+  send(nowMs: number, from: number, to: number, sizeBytes: number, onArrive: A, lane = 0): void {
     const n = this.topology.peerCount
     if (!Number.isInteger(from) || from < 0 || from >= n) throw new RangeError(`send: from must be a peer in 0..${n - 1}, got ${from}`)
     if (!Number.isInteger(to) || to < 0 || to >= n) throw new RangeError(`send: to must be a peer in 0..${n - 1}, got ${to}`)
@@ -191,7 +204,7 @@ export class Network {
     const order = this.pairOrder(nowMs, from, to, lane)
     const seq = order.nextSeq++
     order.bulk.push(seq)
-    const m: UplinkMessage = { to, flow: to * 16 + lane, sizeBytes, onArrive, order, seq, life: this.lives[from] as Life }
+    const m: UplinkMessage<A> = { to, flow: to * 16 + lane, sizeBytes, onArrive, order, seq, life: this.lives[from] as Life }
     if (this.topology.uplinkQueueing === 'fifo') {
       this.depart(Math.max(nowMs, this.uplinkFreeAtMs[from] as number), from, m)
       return
@@ -205,7 +218,7 @@ export class Network {
   }
 
   /** 'fair': `m` waits for its flow's turn on `from`'s busy uplink. */
-  private upEnqueue(from: number, m: UplinkMessage): void {
+  private upEnqueue(from: number, m: UplinkMessage<A>): void {
     let flows = this.upFlows[from]
     if (flows === undefined) {
       flows = new Map()
@@ -223,11 +236,11 @@ export class Network {
 
   /** 'fair': `from`'s uplink is free at `nowMs`: it sends the head message of the next flow in turn. */
   private upServe(nowMs: number, from: number): void {
-    const flows = this.upFlows[from] as Map<number, UplinkMessage[]>
+    const flows = this.upFlows[from] as Map<number, Array<UplinkMessage<A>>>
     const turns = this.upTurns[from] as number[]
     const flow = turns.shift() as number
-    const q = flows.get(flow) as UplinkMessage[]
-    const m = q.shift() as UplinkMessage
+    const q = flows.get(flow) as Array<UplinkMessage<A>>
+    const m = q.shift() as UplinkMessage<A>
     if (q.length > 0) turns.push(flow)
     else flows.delete(flow)
     this.depart(nowMs, from, m)
@@ -268,14 +281,14 @@ export class Network {
   }
 
   /** Whether `m`, which finished leaving its sender's uplink at `departMs`, was lost in a crash of its sender before that. */
-  private cut (m: UplinkMessage, departMs: number): boolean {
+  private cut (m: UplinkMessage<A>, departMs: number): boolean {
     if (departMs <= m.life.endedAtMs) return false
     this.lost(m)
     return true
   }
 
   /** `m` is lost: it leaves its lane, and so do the small messages that followed it there. */
-  private lost (m: UplinkMessage): void {
+  private lost (m: UplinkMessage<A>): void {
     const order = m.order
     const i = order.bulk.indexOf(m.seq)
     if (i >= 0) order.bulk.splice(i, 1)
@@ -284,7 +297,7 @@ export class Network {
   }
 
   /** `m` starts on `from`'s uplink at `startMs`: it departs once serialized, then crosses the WAN link (if any) and reaches its receiver. */
-  private depart(startMs: number, from: number, m: UplinkMessage): void {
+  private depart(startMs: number, from: number, m: UplinkMessage<A>): void {
     const { to, sizeBytes, onArrive, order, seq } = m
     const n = this.topology.peerCount
     const resolve = (doneMs: number): void => this.bulkResolved(order, seq, doneMs)
@@ -364,7 +377,7 @@ export class Network {
   }
 
   /** The message reaches `to` at `arriveMs`: its downlink, then its CPU. */
-  private receive(arriveMs: number, to: number, sizeBytes: number, onArrive: () => void, resolve: (doneMs: number) => void): void {
+  private receive(arriveMs: number, to: number, sizeBytes: number, onArrive: A, resolve: (doneMs: number) => void): void {
     const t = this.topology
     const downDoneMs = Math.max(arriveMs, this.downlinkFreeAtMs[to] as number) + sizeBytes * MS_PER_SEC / t.peerLinkBytesPerSec
     this.downlinkFreeAtMs[to] = downDoneMs
@@ -380,7 +393,7 @@ export class Network {
    * measurable capacity. It is never delivered before an earlier message of the same pair:
    * it waits until every earlier bulk message of the pair has its delivery time.
    */
-  private sendSmall(nowMs: number, from: number, to: number, sizeBytes: number, wan: boolean, onArrive: () => void, lane: number): void {
+  private sendSmall(nowMs: number, from: number, to: number, sizeBytes: number, wan: boolean, onArrive: A, lane: number): void {
     const t = this.topology
     const pair = (this.clusterIndex[from] as number) * this.k + (this.clusterIndex[to] as number)
     if (wan) this.wanBytes += sizeBytes
@@ -397,7 +410,7 @@ export class Network {
     }
   }
 
-  private bulkResolved(order: PairOrder, seq: number, doneMs: number): void {
+  private bulkResolved(order: PairOrder<A>, seq: number, doneMs: number): void {
     if (order.bulk[0] === seq) order.bulk.shift()
     else order.bulk.splice(order.bulk.indexOf(seq), 1)
     if (doneMs > order.lastMs) order.lastMs = doneMs
@@ -405,17 +418,17 @@ export class Network {
   }
 
   /** Schedules the small messages of `order` that no earlier bulk message holds back any more. */
-  private release (order: PairOrder): void {
+  private release (order: PairOrder<A>): void {
     const next = order.bulk[0] ?? Infinity
-    while (order.waiting.length > 0 && (order.waiting[0] as SmallWaiting).seq < next) {
-      const w = order.waiting.shift() as SmallWaiting
+    while (order.waiting.length > 0 && (order.waiting[0] as SmallWaiting<A>).seq < next) {
+      const w = order.waiting.shift() as SmallWaiting<A>
       const at = Math.max(w.fastMs, order.lastMs)
       order.lastMs = at
       this.schedule(at, w.onArrive)
     }
   }
 
-  private pairOrder(nowMs: number, from: number, to: number, lane: number): PairOrder {
+  private pairOrder(nowMs: number, from: number, to: number, lane: number): PairOrder<A> {
     if (!Number.isInteger(lane) || lane < 0 || lane > 15) throw new RangeError(`send: lane must be an integer in 0..15, got ${lane}`)
     const key = (from * this.topology.peerCount + to) * 16 + lane
     let o = this.pairs.get(key)
@@ -437,10 +450,10 @@ export class Network {
   get pairLanes(): number { return this.pairs.size }
 }
 
-interface SmallWaiting { seq: number, fastMs: number, onArrive: () => void }
+interface SmallWaiting<A> { seq: number, fastMs: number, onArrive: A }
 
 /** A bulk message on its sender's uplink: `flow` is `to * 16 + lane`; `order`/`seq` place it in its lane. */
-interface UplinkMessage { to: number, flow: number, sizeBytes: number, onArrive: () => void, order: PairOrder, seq: number, life: Life }
+interface UplinkMessage<A> { to: number, flow: number, sizeBytes: number, onArrive: A, order: PairOrder<A>, seq: number, life: Life }
 
 /** One life of a peer, between its start and its crash (`endedAtMs`: Infinity while it lives). */
 interface Life { endedAtMs: number }
@@ -449,4 +462,4 @@ interface Life { endedAtMs: number }
 interface WanMessage { sizeBytes: number, crossed: (wanDoneMs: number) => void }
 
 /** Ordering state of one lane of one directed pair: bulk messages whose delivery time is not known yet, smalls waiting for them. */
-interface PairOrder { nextSeq: number, bulk: number[], waiting: SmallWaiting[], lastMs: number }
+interface PairOrder<A> { nextSeq: number, bulk: number[], waiting: Array<SmallWaiting<A>>, lastMs: number }

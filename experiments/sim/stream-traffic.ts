@@ -18,8 +18,14 @@ import { streamChunkCount } from '../../overlay/stripes.ts'
  */
 export const MAX_STREAMS_PER_SENDER = 65_536
 
-/** A stream under way: its broadcast, the chunks still to come after the open, whether it was acknowledged. */
-interface OpenStream { readonly id: string, left: number, acked: boolean }
+/**
+ * A stream under way: its broadcast's track (undefined: the stream carries no tracked
+ * broadcast), the chunks still to come after the open, whether it was acknowledged. The
+ * track, not the id: a chunk or acknowledgement then costs one lookup, not two. A track
+ * is made when its broadcast starts, before any of its streams opens, and never removed,
+ * so looking it up at the open is looking it up later.
+ */
+interface OpenStream { readonly track: BcastTrack | undefined, left: number, acked: boolean }
 
 export class StreamTraffic {
   /**
@@ -34,15 +40,14 @@ export class StreamTraffic {
 
   /** Peer `from` sends `msg` to peer `to`; `sizeBytes`: its wire size, if the caller has it. */
   account (from: number, to: number, msg: Message, sizeBytes?: number): void {
-    let id: string | undefined
+    let b: BcastTrack | undefined
     if (msg.t === 'chunk') {
       if (msg.open !== undefined) {
-        id = msg.open.id
+        b = this.bcasts.get(msg.open.id)
         let open = this.streams[from]
         if (open === undefined) { open = new Map(); this.streams[from] = open }
         if (open.size >= MAX_STREAMS_PER_SENDER && !open.has(msg.stream)) { open.delete(open.keys().next().value as number); this.forgottenOpen++ }
-        open.set(msg.stream, { id, left: Math.max(0, streamChunkCount(msg.open) - 1), acked: false })
-        const b = this.bcasts.get(id)
+        open.set(msg.stream, { track: b, left: Math.max(0, streamChunkCount(msg.open) - 1), acked: false })
         if (b !== undefined) {
           b.streams++
           b.stripes = Math.max(b.stripes, msg.open.stripes ?? 1)
@@ -51,7 +56,7 @@ export class StreamTraffic {
       } else {
         const s = this.streams[from]?.get(msg.stream)
         if (s !== undefined) {
-          id = s.id
+          b = s.track
           if (--s.left <= 0 && s.acked) this.streams[from]?.delete(msg.stream)
         }
       }
@@ -60,18 +65,16 @@ export class StreamTraffic {
       // stream's last chunks (a part handed on early), so the stream ends at both.
       const s = this.streams[to]?.get(msg.stream)
       if (s !== undefined) {
-        id = s.id
+        b = s.track
         s.acked = true
         if (s.left <= 0) this.streams[to]?.delete(msg.stream)
       }
     } else if (msg.t === 'hold') {
       // A receiver still busy with a stream of the peer it goes to (overlay/stream-holds.ts).
-      id = this.streams[to]?.get(msg.stream)?.id
+      b = this.streams[to]?.get(msg.stream)?.track
     } else if (msg.t === 'entries-req' || msg.t === 'entries-rep') {
-      id = msg.id
+      b = this.bcasts.get(msg.id)
     }
-    if (id === undefined) return
-    const b = this.bcasts.get(id)
     if (b === undefined) return
     b.messages++
     b.bytesSent += sizeBytes ?? wireSize(msg)
