@@ -68,3 +68,10 @@ export function treeShape (peerCount: number, parentOf: (kind: 'lat' | 'bw', i: 
   }
   return { lat: shape('lat'), bw: shape('bw') }
 }
+
+/** Per virtual node, ms from `startMs` to the first delivery (`firstMs`, NaN: never; none at all: every one NaN). */
+export function arrivalTimes (startMs: number, firstMs: ArrayLike<number> | undefined, vnodes: number): Float64Array {
+  const out = new Float64Array(vnodes).fill(NaN)
+  if (firstMs !== undefined) for (let v = 0; v < vnodes; v++) out[v] = (firstMs[v] as number) - startMs
+  return out
+}

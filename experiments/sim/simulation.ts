@@ -24,7 +24,7 @@ import { CoreFigures } from './core-figures.ts'
 import { ContactSet } from './contact-set.ts'
 import { selectPeers } from './select.ts'
 import { StreamTraffic } from './stream-traffic.ts'
-import { groundTruth, matchesTruth, treeShape, type TreeShape } from './analysis.ts'
+import { arrivalTimes, groundTruth, matchesTruth, treeShape, type TreeShape } from './analysis.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
 import { isTreeRoot } from '../../overlay/tree-roots.ts'
 
@@ -216,7 +216,7 @@ export class Simulation {
         if (r === undefined) return
         r.endMs = this.now
         r.complete = o.covered.size === this.vnodes
-        r.correct = r.complete && matchesTruth(r.op, this.truth(r), o.value)
+        r.correct = r.complete && matchesTruth(r.op, groundTruth(r.id, r.op, r.length, this.vnodes), o.value)
         if (!r.correct) this.checker.violate(`reduction ${o.id} result is wrong`)
         return
       }
@@ -453,19 +453,10 @@ export class Simulation {
     return st === 'running' || st === 'leaving' || st === 'joining'
   }
 
-  private truth (r: RedTrack): number[] {
-    return groundTruth(r.id, r.op, r.length, this.vnodes)
-  }
-
   /** Per virtual node, ms from the start of broadcast `id` to its first delivery there (NaN: never); 003 Fig. 6. */
   arrivalTimes (id: string): Float64Array | undefined {
     const b = this.bcasts.get(id)
-    const d = this.checker.deliveries.get(id)
-    if (b === undefined) return undefined
-    const out = new Float64Array(this.vnodes).fill(NaN)
-    if (d === undefined) return out
-    for (let v = 0; v < this.vnodes; v++) out[v] = (d.firstMs[v] as number) - b.startMs
-    return out
+    return b === undefined ? undefined : arrivalTimes(b.startMs, this.checker.deliveries.get(id)?.firstMs, this.vnodes)
   }
 
   /** Shape of the trees of `root` now: depth, fan-out, edges crossing clusters. */
