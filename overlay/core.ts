@@ -7,7 +7,6 @@
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { OwnershipMap } from '../virtual-nodes/ownership-map.ts'
-import { initialAssignment } from '../virtual-nodes/assignment.ts'
 import { TreeTable } from '../trees/tree-table.ts'
 import { detourRoots, isDetour } from '../trees/detours.ts'
 import { downloadWanted } from '../trees/download-wanted.ts'
@@ -15,6 +14,7 @@ import type { TreeKind } from '../trees/tree-kind.ts'
 import { resolveCoreConfig, type CoreConfig } from './config.ts'
 import { InvalidArgumentError, NotRunningError, TooManyTransfersError } from './errors.ts'
 import { Membership } from './membership.ts'
+import { SharedStart } from './shared-start.ts'
 import type { FactsMessage, Message, ReduceStart } from './messages.ts'
 import type { Output } from './outputs.ts'
 import { OwnershipEngine } from './ownership-engine.ts'
@@ -196,17 +196,19 @@ export class TreecastCore {
 
   /**
    * Starts as one of a known set of founding members (all call this with the same list):
-   * the virtual nodes are spread evenly over `members` in the given order.
+   * the virtual nodes are spread evenly over `members` in the given order. `shared`: the
+   * founders' common start built once for all of them (overlay/shared-start.ts; the
+   * simulator passes one), else this peer builds its own.
    */
-  bootstrap (now: number, vnodeCount: number, members: readonly PeerId[]): void {
+  bootstrap (now: number, vnodeCount: number, members: readonly PeerId[], shared?: SharedStart): void {
     this.expectState('idle')
     if (!members.includes(this.self)) throw new InvalidArgumentError('bootstrap members must include this peer')
-    if (!Number.isInteger(vnodeCount) || vnodeCount < 1) throw new InvalidArgumentError(`vnodeCount must be an integer >= 1, got ${vnodeCount}`)
+    if (shared !== undefined && !shared.matches(vnodeCount, members)) throw new InvalidArgumentError('bootstrap: the shared start was built for other virtual nodes or members')
+    const start = shared ?? new SharedStart(vnodeCount, members) // checks vnodeCount
     this.now = now
     this.vnodes = vnodeCount
-    const assignment = initialAssignment(vnodeCount, members)
-    this.view = OwnershipMap.fromRecords(vnodeCount, [...assignment].map(([owner, ranges]) => ({ ranges, owner, version: 0, ownerIncarnation: 0 })))
-    for (const m of members) this.members.apply({ peer: m, incarnation: 0, status: 'alive' })
+    this.view = start.view.clone()
+    this.members.startFrom(start.members)
     this.stateValue = 'running'
     for (const m of members) this.trees.ensureRoot(m)
     this.ownership.setOwned(this.view.rangesOf(this.self), 'initial')
@@ -322,8 +324,7 @@ export class TreecastCore {
   handle (now: number, from: PeerId, msg: Message): void {
     this.now = now
     if (this.stateValue === 'left' || this.stateValue === 'evicted' || this.stateValue === 'idle') return
-    const member = this.members.entry(from)
-    const status = member?.status
+    const status = this.members.statusOf(from)
     if (this.stateValue !== 'joining' && msg.t !== 'join' && status === 'dead') {
       // A peer declared dead speaks (it hung, or a partition healed): its messages belong to
       // a dead incarnation and are dropped; it is told, so it stops (evicted) and may rejoin.
@@ -333,7 +334,7 @@ export class TreecastCore {
       return
     }
     // Only members' silence is ever watched; a table entry per sender id would be unbounded.
-    if (member !== undefined) { this.members.heard(member, now); this.liveness.heard(now, from, true) }
+    if (status !== undefined) { this.members.noteHeard(from, now); this.liveness.heard(now, from, true) }
     if (msg.t === 'join-elsewhere') { this.onJoinElsewhere(now, from, msg.to); return }
     if (this.stateValue === 'joining' && !(msg.t === 'facts' && msg.welcome)) {
       // Arrived before the contact's snapshot (a hand-off can overtake it): keep for after.
@@ -341,7 +342,7 @@ export class TreecastCore {
       return
     }
     // overlay/strangers.ts: a sender no member announced; its adopts and reaches are disowned.
-    if (member === undefined && refusedFromStranger(msg)) { this.reject(`stranger-${msg.t}`); const ops = strangerDisowns(msg); if (ops.length > 0) this.send(from, { t: 'tree', ops }); return }
+    if (status === undefined && refusedFromStranger(msg)) { this.reject(`stranger-${msg.t}`); const ops = strangerDisowns(msg); if (ops.length > 0) this.send(from, { t: 'tree', ops }); return }
     switch (msg.t) {
       case 'join': this.ownership.onJoin(now, from, msg.incarnation, msg.want, msg.of); break
       case 'sync': this.send(from, { t: 'facts', vnodeCount: this.vnodes, members: this.members.facts(), records: this.view.records(), welcome: false }); break

@@ -27,6 +27,7 @@ import { StreamTraffic } from './stream-traffic.ts'
 import { arrivalTimes, groundTruth, matchesTruth, treeShape, type TreeShape } from './analysis.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
 import { isTreeRoot } from '../../overlay/tree-roots.ts'
+import { SharedStart } from '../../overlay/shared-start.ts'
 
 /**
  * A queued event. A function is one of the network's own steps; an `Arrival` is what
@@ -111,7 +112,8 @@ export class Simulation {
     const hardStop = until + (this.scenario.drainMs ?? 30_000)
     try {
       const founders = this.peers.slice(0, this.initial).map((p) => p.name)
-      for (let i = 0; i < this.initial; i++) this.startPeer(i, (core) => core.bootstrap(0, this.vnodes, founders))
+      const start = new SharedStart(this.vnodes, founders) // one for all: each copies what it changes
+      for (let i = 0; i < this.initial; i++) this.startPeer(i, (core) => core.bootstrap(0, this.vnodes, founders, start))
       for (const a of this.scenario.schedule) this.queue.push(a.at, { k: 'action', action: a })
       for (let n = 1; ; n++) {
         if (progress !== undefined && (n & 0xffff) === 0) progress(this.now, until)
