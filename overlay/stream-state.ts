@@ -12,6 +12,8 @@ import type { CombineChild } from './combine-plan.ts'
 
 /** One incoming stream (or the local origin's own). */
 export interface Incoming {
+  /** The collective it brings (a field, not a map from streams to transfers: one lookup less per chunk). */
+  readonly transfer: Transfer
   readonly from: PeerId | null
   readonly stream: number
   readonly hops: number
@@ -154,6 +156,6 @@ export function createTransfer (now: number, o: Omit<StreamOpen, 'hops' | 'fallb
 }
 
 /** An incoming stream opened at `now` (`from` null: the origin's own). */
-export function createIncoming (now: number, from: PeerId | null, stream: number, hops: number, combine?: CombinePlan, stripe?: number, relay?: readonly StripeRelay[]): Incoming {
-  return { from, stream, hops, routes: [], pending: IntervalSet.EMPTY, held: IntervalSet.EMPTY, wait: IntervalSet.EMPTY, acked: false, combine, stripe, relay, holdSentAtMs: now, holdProgressMs: -Infinity }
+export function createIncoming (now: number, transfer: Transfer, from: PeerId | null, stream: number, hops: number, combine?: CombinePlan, stripe?: number, relay?: readonly StripeRelay[]): Incoming {
+  return { transfer, from, stream, hops, routes: [], pending: IntervalSet.EMPTY, held: IntervalSet.EMPTY, wait: IntervalSet.EMPTY, acked: false, combine, stripe, relay, holdSentAtMs: now, holdProgressMs: -Infinity }
 }

@@ -27,6 +27,13 @@ import { chunksNeeded, hasChunks, openOf, validStripes, type StripePlan } from '
 /** Incoming streams one collective may have at a peer (re-routes after failures add some). */
 export const MAX_INCOMING_PER_TRANSFER = 256
 
+/**
+ * Senders whose empty stream maps are kept (a parent sends stream after stream; a new map
+ * per stream was a fifth of the stream engine's allocations at 2,000 peers). Past it an
+ * empty map is dropped at once, so idle senders never hold more than this many.
+ */
+export const MAX_IDLE_SENDERS = 64
+
 /** Limits of the stream engine. */
 export interface StreamLimits { maxActiveTransfers: number, maxHops: number, maxPayloadBytes: number, dedupeCapacity: number, transferIdleMs: number, fallbackFanout: number, stripeResendMs: number }
 
@@ -36,7 +43,6 @@ export class Streams {
   /** Incoming streams by sender, then the sender's stream number (no string key per chunk). */
   private readonly incomingBy = new Map<PeerId, Map<number, Incoming>>()
   private readonly outgoing = new Map<number, Route>()
-  private readonly owners = new Map<Incoming, Transfer>()
   private readonly early = new EarlyChunks()
   private nextStream = 1
   readonly delivered: DedupeCache
@@ -69,7 +75,7 @@ export class Streams {
     const t = this.newTransfer(now, plan === undefined ? open : { ...open, stripes: plan.stripes.length })
     chunks.forEach((c, i) => { t.chunks[i] = c; t.bytesReceived += c.length })
     t.received = chunks.length
-    const inc = createIncoming(now, null, 0, 0)
+    const inc = createIncoming(now, t, null, 0, 0)
     t.incoming.push(inc)
     if (plan === undefined) {
       this.route(t, inc, header, undefined)
@@ -104,9 +110,8 @@ export class Streams {
         this.host.reject('too-many-streams')
         return
       }
-      inc = createIncoming(now, from, msg.stream, o.hops, o.combine, o.stripe, o.relay)
+      inc = createIncoming(now, t, from, msg.stream, o.hops, o.combine, o.stripe, o.relay)
       t.incoming.push(inc)
-      this.owners.set(inc, t)
       let byStream = this.incomingBy.get(from)
       if (byStream === undefined) { byStream = new Map(); this.incomingBy.set(from, byStream) }
       byStream.set(msg.stream, inc)
@@ -119,9 +124,8 @@ export class Streams {
         else this.host.reject('unknown-stream')
         return
       }
-      t = this.transferOf(inc)
+      t = inc.transfer
     }
-    if (t === undefined) return
     if (msg.index >= t.chunkCount || (inc.stripe !== undefined && msg.index % t.stripes !== inc.stripe)) { this.host.reject('bad-chunk-index'); return }
     t.lastActivity = now
     if (t.chunks[msg.index] === undefined) {
@@ -267,10 +271,6 @@ export class Streams {
     return t
   }
 
-  private transferOf (inc: Incoming): Transfer | undefined {
-    return this.owners.get(inc)
-  }
-
   /**
    * Rules I, II and III for `set`, arriving through `inc`; the routes carry the chunks of
    * `stripe` (undefined: all of them). A striped stream's relay parts go to their cluster
@@ -292,7 +292,8 @@ export class Streams {
     if (!held.isEmpty) inc.held = inc.held.union(held)
     let rest = set.difference(mine)
     let forwarded = IntervalSet.EMPTY
-    const claimed = this.host.claimed()
+    // (Nothing left, as at a leaf: no need to ask for the claims.)
+    const claimed = rest.isEmpty ? IntervalSet.EMPTY : this.host.claimed()
     if (!claimed.isEmpty && rest.intersects(claimed)) {
       // Named this peer's own in its view, not owned until the claim settles: held here,
       // not sent down a tree whose reach sets may still list them (they would come back).
@@ -478,9 +479,9 @@ export class Streams {
       if (inc.from !== null) {
         const byStream = this.incomingBy.get(inc.from)
         byStream?.delete(inc.stream)
-        if (byStream?.size === 0) this.incomingBy.delete(inc.from)
+        // A sender's empty map is kept for its next stream, up to MAX_IDLE_SENDERS of them.
+        if (byStream?.size === 0 && this.incomingBy.size > MAX_IDLE_SENDERS) this.incomingBy.delete(inc.from)
       }
-      this.owners.delete(inc)
       for (const r of inc.routes) this.outgoing.delete(r.stream)
     }
   }

@@ -21,6 +21,8 @@ export interface TreeOutboxHost {
 /** Tree operations waiting for the end of the current input, per neighbour. */
 export class TreeOutbox {
   private box = new Map<PeerId, TreeOp[]>()
+  /** Something is in `box` (a field here: flush runs after every input, mostly with nothing to send). */
+  private boxed = false
   private armed = false
 
   /** @param delayMs - `treeUpdateDelayMs`: 0 sends reach and metric updates with the input that caused them */
@@ -31,6 +33,7 @@ export class TreeOutbox {
     let list = this.box.get(to)
     if (list === undefined) { list = []; this.box.set(to, list) }
     list.push(op)
+    this.boxed = true
   }
 
   /** The `tree` timer fired: send the reach and metric updates gathered since it was armed. */
@@ -46,16 +49,18 @@ export class TreeOutbox {
   flush (now: number): void {
     do {
       if (this.delayMs === 0) this.host.trees.flush()
-      else if (this.host.trees.hasDirty && !this.armed) {
+      else if (!this.armed && this.host.trees.hasDirty) {
         this.armed = true
         this.host.setTimer(now + this.delayMs)
       }
+      if (!this.boxed) return
       const box = this.box
-      if (box.size > 0) this.box = new Map()
+      this.box = new Map()
+      this.boxed = false
       for (const [to, ops] of box) {
         if (to === this.host.self) { for (const op of ops) this.host.trees.handleOp(now, to, op); continue }
         this.host.send(to, { t: 'tree', ops })
       }
-    } while (this.box.size > 0)
+    } while (this.boxed)
   }
 }

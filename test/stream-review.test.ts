@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { parseScenario } from '../experiments/sim/scenario.ts'
 import { Simulation } from '../experiments/sim/simulation.ts'
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
-import { MAX_INCOMING_PER_TRANSFER } from '../overlay/streams.ts'
+import { MAX_IDLE_SENDERS, MAX_INCOMING_PER_TRANSFER } from '../overlay/streams.ts'
 import { HostRig } from './stream-host.ts'
 import { swarmProblems } from './swarm.ts'
 
@@ -79,5 +79,29 @@ describe('a leaver draining its broadcast hears of peers that rejoin meanwhile',
     expect(r.totals.leavesTimedOut, 'no leave waits for its timeout').toBe(0)
     for (const b of r.broadcasts) expect(b.doneAtRootMs, `${b.id} acknowledged at its root`).not.toBeNull()
     expect(swarmProblems(r)).toEqual([])
+  })
+})
+
+describe('stream maps per sender', () => {
+  it('keeps at most MAX_IDLE_SENDERS empty maps of senders whose streams ended, and a sender that comes back is served as before', () => {
+    const senders = MAX_IDLE_SENDERS + 10
+    const owners: Record<string, IntervalSet> = { R: R(0, 1) }
+    for (let i = 0; i < senders; i++) owners[`S${i}`] = R(i + 1, i + 2)
+    const r = new HostRig('R', senders + 1, owners)
+    const maps = (): number => (r.streams['incomingBy'] as Map<string, Map<number, unknown>>).size
+    const open = (from: number, stream: number): void => {
+      r.streams.onChunk(0, `S${from}`, { t: 'chunk', stream, index: 0, data: Uint8Array.of(1), open: { id: `S${from}/0.${stream}`, origin: `S${from}`, mode: 'lat', header: R(0, 1), chunkCount: 1, totalBytes: 1, fallback: false, hops: 1 } })
+    }
+    for (let i = 0; i < senders; i++) open(i, 1)
+    // Each one-chunk stream to R alone is delivered and acknowledged at once, and its transfer dropped.
+    expect(r.delivered.length).toBe(senders)
+    expect(r.sent.filter((s) => s.msg.t === 'ack').length).toBe(senders)
+    expect(r.streams.activeCount).toBe(0)
+    expect(maps()).toBe(MAX_IDLE_SENDERS)
+    open(0, 2)
+    open(senders - 1, 2)
+    expect(r.delivered.length).toBe(senders + 2)
+    expect(maps()).toBeLessThanOrEqual(MAX_IDLE_SENDERS)
+    expect(r.rejected).toEqual([])
   })
 })

@@ -57,6 +57,8 @@ export class TreeTable {
   private frozen = false
   /** Trees whose reach or metric may have changed since the last flush. */
   private readonly dirty = new Set<TreeState>()
+  /** `dirty` is not empty (a field of this object: the outbox asks after every input). */
+  private anyDirty = false
   /** What probeEntries returned, while no tree changed since (replies are frequent). */
   private entries: ProbeTreeEntry[] | null = null
   private readonly news = new TreeNews()
@@ -317,6 +319,7 @@ export class TreeTable {
     if (this.dirty.size === 0) return
     const dirty = [...this.dirty]
     this.dirty.clear()
+    this.anyDirty = false
     let news = false
     for (const st of dirty) {
       if (this.byKind[st.kind].get(st.root) !== st) continue
@@ -343,7 +346,7 @@ export class TreeTable {
   }
 
   /** True when some tree's reach or metric may have to be sent. */
-  get hasDirty (): boolean { return this.dirty.size > 0 }
+  get hasDirty (): boolean { return this.anyDirty }
 
   /** Every tree: latency trees, then bandwidth trees. */
   * all (): IterableIterator<TreeState> {
@@ -354,6 +357,7 @@ export class TreeTable {
   /** `st` changed (parent, metric, children or reach): flush sends it, probe replies see it. */
   private touch (st: TreeState): void {
     this.dirty.add(st)
+    this.anyDirty = true
     this.entries = null
   }
 
