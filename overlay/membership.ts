@@ -60,6 +60,8 @@ const NO_FACTS: ReadonlyMap<PeerId, Fact> = new Map()
 export class Membership {
   private base: ReadonlyMap<PeerId, Fact> = NO_FACTS
   private readonly own = new Map<PeerId, Fact | null>()
+  /** Founders forgotten and met again: listed in `own`'s order, not the base's (at most the founders). */
+  private readonly returned = new Set<PeerId>()
   private readonly heard = new Map<PeerId, { atMs: number }>()
   private count = 0
   private aliveCache: readonly PeerId[] | undefined
@@ -87,6 +89,9 @@ export class Membership {
       if (fact.incarnation === cur.incarnation && RANK[fact.status] <= RANK[cur.status]) return undefined
     } else {
       this.count++
+      // A forgotten founder comes back after the others, as a list of its own would have it
+      // (facts() order is a joiner's apply order, so its order of the departed to forget).
+      if (this.own.get(fact.peer) === null) { this.own.delete(fact.peer); this.returned.add(fact.peer) }
     }
     this.own.set(fact.peer, { incarnation: fact.incarnation, status: fact.status })
     this.aliveCache = undefined
@@ -154,14 +159,14 @@ export class Membership {
     return this.aliveCache
   }
 
-  /** Every member and its fact: the base's first (as this list sees them), then the others in the order they came. */
+  /** Every member and its fact: the base's first (as this list sees them), then the others in the order they came (or came back). */
   private * entries (): IterableIterator<[PeerId, Fact]> {
     for (const [peer, m] of this.base) {
       const o = this.own.get(peer)
-      if (o === null) continue
+      if (o === null || this.returned.has(peer)) continue
       yield [peer, o ?? m]
     }
-    for (const [peer, m] of this.own) if (m !== null && !this.base.has(peer)) yield [peer, m]
+    for (const [peer, m] of this.own) if (m !== null && (!this.base.has(peer) || this.returned.has(peer))) yield [peer, m]
   }
 
   /** Members with status `status` heard from at `sinceMs` or later, in peer-id order (a scan: for rare events). */

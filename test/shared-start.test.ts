@@ -97,6 +97,15 @@ describe('Membership.startFrom (founders shared)', () => {
     expect(shared.apply({ peer: 'p0', incarnation: 0, status: 'alive' })).toEqual(own.apply({ peer: 'p0', incarnation: 0, status: 'alive' }))
     expect(shared.size).toBe(own.size)
     expect(shared.alive()).toEqual(['p0'])
+    // It comes back last, as in a list of its own: facts() is the order a joiner applies,
+    // so the order in which the joiner forgets the departed (found by the 2026-11-29 review).
+    expect(shared.facts()).toEqual(own.facts())
+    expect(shared.facts().at(-1)?.peer).toBe('p0')
+    for (const m of [shared, own]) { m.apply({ peer: 'p0', incarnation: 1, status: 'dead' }); m.apply({ peer: 'x', incarnation: 0, status: 'dead' }) }
+    expect(shared.statusOf('p0')).toBe(own.statusOf('p0'))
+    expect(shared.facts()).toEqual(own.facts())
+    const joinerOf = (m: Membership): Membership => { const j = new Membership(); for (const f of m.facts()) j.apply(f); j.apply({ peer: 'y', incarnation: 0, status: 'dead' }); j.apply({ peer: 'p3', incarnation: 0, status: 'alive' }); return j }
+    expect(joinerOf(shared).facts()).toEqual(joinerOf(own).facts())
   })
 
   it('only an empty list starts from founders (InvalidArgumentError)', () => {
