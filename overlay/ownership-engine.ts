@@ -296,6 +296,7 @@ export class OwnershipEngine {
       for (const rec of this.claims.awaitAlso(c.peer)) this.host.send(c.peer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [rec], welcome: false, claim: true })
       if (!this.departed.delete(c.peer) && c.before === 'left') this.host.streams.peerGone(c.peer) // the leaver's close unseen (test/migration-fuzz 3846): send again what it never acknowledged
       this.orphans.forget(c.peer)
+      this.announce.learnt(now, c.peer, () => this.host.view.recordsIn(this.ownedValue))
       // 003: peers probe to join a joiner's trees; one that roots none (treeRootStride) affects no peer here.
       if (this.host.trees.ensureRoot(c.peer) && this.host.isRunning()) this.host.triggerProbing(now)
       return

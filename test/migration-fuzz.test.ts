@@ -238,4 +238,13 @@ describe('ownership migrations under churn', () => {
   it('seed 3846 (a leaver\'s close seen before its leave, then its rejoin)', () => {
     expect(trial(3846)).toBeNull()
   })
+
+  // Seed 32579: j5 joined through j0, which handed it [11,12) and fanned that out before it
+  // had heard of j2 (who joined through p4, which left at once); j5's welcome snapshot and
+  // announcements missed j2 too, so j2 never heard of j5 or of the hand-off, and when j0
+  // left, j2's view re-homed [11,12) to j1 for good. A recent joiner now tells each member
+  // it learns of about itself and what it owns (overlay/join-announce.ts, learnt).
+  it('seed 32579 (a joiner and a member that joined meanwhile, each unknown to the other\'s contact)', () => {
+    expect(trial(32579)).toBeNull()
+  })
 })
