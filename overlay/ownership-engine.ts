@@ -7,15 +7,13 @@
  */
 import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
-import type { OwnershipMap, OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
+import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import { joinShare, successorOf } from '../virtual-nodes/assignment.ts'
 import { deliveredWithin } from '../virtual-nodes/handoff.ts'
-import type { TreeTable } from '../trees/tree-table.ts'
 import { disownsFor } from '../trees/tree-ops.ts'
-import type { Membership, MemberChange } from './membership.ts'
+import type { MemberChange } from './membership.ts'
 import type { FactsMessage, GiveMessage, HandoffMessage, MemberFact, Message } from './messages.ts'
-import type { Output, OwnershipReason } from './outputs.ts'
-import type { Streams } from './streams.ts'
+import type { OwnershipReason } from './outputs.ts'
 import { PendingClaims, type PendingClaim } from './pending-claims.ts'
 import { Guesses } from './guesses.ts'
 import { Orphans } from './orphans.ts'
@@ -25,8 +23,10 @@ import { joinElsewhereTarget } from './join-attempt.ts'
 import { UnackedHandoffs } from './unacked-handoffs.ts'
 import { DeadNotices } from './dead-notices.ts'
 import { numberedBy } from './incarnation-numbers.ts'
+import type { OwnershipHost } from './ownership-host.ts'
 export { MAX_ORPHAN_RECORDS } from './orphans.ts'
 export { JOINER_FORWARD_MS } from './join-announce.ts'
+export type { OwnershipHost } from './ownership-host.ts'
 
 /**
  * Version steps of ownership records. A hand-off or a crash take-over is a claim and
@@ -40,45 +40,6 @@ export const ORPHAN_VERSION_STEP = 1
 
 /** Joiners a contact passes new facts on to at most (the most recent ones). */
 export const MAX_RECENT_JOINERS = 256
-
-/** What the ownership engine needs from the peer around it. */
-export interface OwnershipHost {
-  readonly self: PeerId
-  readonly members: Membership
-  readonly view: OwnershipMap
-  readonly trees: Pick<TreeTable, 'ensureRoot' | 'removeRoot' | 'peerGone' | 'ownedChanged'>
-  readonly streams: Pick<Streams, 'delivered' | 'peerGone' | 'ownershipChanged'>
-  /** How a contact picks the peer that gives a joiner its share. */
-  readonly joinPolicy: 'contact' | 'most-loaded'
-  vnodeCount (): number
-  /** This peer's own incarnation. */
-  incarnation (): number
-  isRunning (): boolean
-  isLeaving (): boolean
-  send (to: PeerId, msg: Message): void
-  /** Sends to every other alive member but `except`. */
-  fanout (msg: Message, except?: PeerId): void
-  emit (out: Output): void
-  /** A membership change may have made other parents better: probe. */
-  triggerProbing (now: number): void
-  /**
-   * `peer` left or died: a probe waiting for its answer is given up at once, and reductions
-   * stop waiting for its partials (what it had not sent is pulled from the new owners; a
-   * later incarnation of it starts with no state).
-   */
-  memberGone (now: number, peer: PeerId): void
-  /** Something a leaving peer waits for went away: it may be done. */
-  checkLeft (): void
-  /** This peer's own incarnation was declared gone by another peer. */
-  evicted (): void
-  reject (reason: string): void
-  /** How long a take-over claim waits for answers at most (overlay/pending-claims.ts). */
-  claimTimeoutMs (): number
-  /** How long a leaving peer drains at most (`leaveTimeoutMs`). */
-  leaveTimeoutMs (): number
-  /** Calls `onClaimTimer` at `at`. */
-  setClaimTimer (at: number): void
-}
 
 /** The membership and ownership engine of one peer. */
 export class OwnershipEngine {

@@ -32,10 +32,11 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { MAX_CHECK_PATH, type ProbeTreeEntry, type TreeEntry, type TreeOp } from './tree-ops.ts'
 import { bandwidthEstimate, bandwidthPrefers, latencyPrefers } from './parent-rules.ts'
 import { TREE_KINDS, type TreeKind } from './tree-kind.ts'
-import { bwLoad, childKey, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, holdDisowned, isLeaf, latMetricsDue, lockKey, noParentMetric, noteToldDist, pendingUnlock, probeEntriesOf, type Tombstone, type TreeState } from './tree-state.ts'
+import { bwLoad, childKey, expireLocks, newTreeState, forgetAnswered, forgetOrigin, forgetRestarted, forwardedChecksFailed, isLeaf, latMetricsDue, lockKey, noParentMetric, noteToldDist, pendingUnlock, probeEntriesOf, type TreeState } from './tree-state.ts'
 import { TreeNews } from './tree-news.ts'
 import { bwMetricsDue, depthTiePrefers, depthUnder, metricDepth } from './depth-tie.ts'
 import { LateAdopts } from './late-adopts.ts'
+import { Tombstones } from './tombstones.ts'
 import type { TreeHost, TreeStats } from './tree-host.ts'
 import { hasEntries, judgeEntryLinks, NO_ENTRIES, sameEntries, setChildEntries, subtreeEntries, withEntries } from './tree-entries.ts'
 
@@ -44,8 +45,7 @@ export type { TreeHost, TreeStats } from './tree-host.ts'
 
 /** Concurrent parent-change checks one peer lets pass through it, per tree. */
 export const MAX_LOCKS_PER_TREE = 64
-/** Trees of dead roots whose former children have not answered yet, at most (oldest dropped). */
-export const MAX_TOMBSTONES = 4096
+export { MAX_TOMBSTONES } from './tombstones.ts'
 
 /** All trees of one peer. */
 export class TreeTable {
@@ -65,8 +65,8 @@ export class TreeTable {
   private readonly lateAdopts = new LateAdopts()
   /** The RTT from which a parent link is far, as of the last flush (refreshEntries; trees/tree-entries.ts). */
   private farMs = Infinity
-  /** Locks and unanswered children of dropped trees, by kind then root (see the file comment). */
-  private readonly tombstones: Record<TreeKind, Map<PeerId, Tombstone>> = { lat: new Map(), bw: new Map() }
+  /** Locks and unanswered children of dropped trees (see the file comment; trees/tombstones.ts). */
+  private readonly tombstones = new Tombstones()
   readonly stats: TreeStats = { parentChanges: 0, checksRejected: 0, attachesAborted: 0 }
 
   /**
@@ -96,8 +96,7 @@ export class TreeTable {
       const trees = this.byKind[kind]
       if (trees.has(root)) continue
       const isRoot = root === this.host.self
-      const tomb = this.tombstones[kind].get(root)
-      this.tombstones[kind].delete(root)
+      const tomb = this.tombstones.take(kind, root)
       this.entries = null
       trees.set(root, newTreeState(kind, root, isRoot, this.host.owned(), tomb))
     }
@@ -115,10 +114,7 @@ export class TreeTable {
       this.byKind[kind].delete(root)
       this.entries = null
       for (const child of st.children.keys()) { this.host.sendOp(child, { op: 'disown', kind, root }); st.unanswered.set(childKey(child), child) }
-      if (st.locks.size === 0 && st.unanswered.size === 0) continue
-      const tombs = this.tombstones[kind]
-      if (tombs.size >= MAX_TOMBSTONES) tombs.delete(tombs.keys().next().value as PeerId)
-      tombs.set(root, { locks: st.locks, unanswered: st.unanswered })
+      this.tombstones.keep(kind, root, { locks: st.locks, unanswered: st.unanswered })
     }
   }
 
@@ -150,13 +146,7 @@ export class TreeTable {
       if (restarted === undefined) forgetOrigin(st, peer)
       else if (forgetRestarted(st, peer, restarted.keepsCheck, wasChild)) this.host.sendOp(peer, { op: 'disown', kind: st.kind, root: st.root })
     }
-    for (const kind of TREE_KINDS) {
-      for (const [root, tomb] of this.tombstones[kind]) {
-        if (restarted === undefined) forgetOrigin(tomb, peer)
-        else if (forgetRestarted(tomb, peer, restarted.keepsCheck, false)) this.host.sendOp(peer, { op: 'disown', kind, root })
-        if (tomb.unanswered.size === 0 && tomb.locks.size === 0) this.tombstones[kind].delete(root)
-      }
-    }
+    this.tombstones.peerGone(peer, restarted, (kind, root) => this.host.sendOp(peer, { op: 'disown', kind, root }))
     return wasParent
   }
 
@@ -268,7 +258,7 @@ export class TreeTable {
       case 'adopt':
         if (st === undefined || this.lateAdopts.isLate(from) || !this.host.isAlive(from)) {
           this.host.sendOp(from, { op: 'disown', kind: op.kind, root: op.root })
-          if (st === undefined && this.host.isAlive(from) && !this.lateAdopts.isLate(from)) holdDisowned(this.tombstones[op.kind], op.root, from, MAX_TOMBSTONES) // it may still point here
+          if (st === undefined && this.host.isAlive(from) && !this.lateAdopts.isLate(from)) this.tombstones.holdDisowned(op.kind, op.root, from) // it may still point here
           return
         }
         st.children.set(from, op.reach)
@@ -460,8 +450,8 @@ export class TreeTable {
    */
   private answered (st: TreeState | undefined, kind: TreeKind, root: PeerId, origin: PeerId, id: number | null): void {
     if (st !== undefined && id !== null && noteToldDist(st, origin, id)) this.touch(st)
-    const held = st ?? this.tombstones[kind].get(root)
-    if (held !== undefined && forgetAnswered(held, origin, id) && st === undefined) this.tombstones[kind].delete(root)
+    if (st !== undefined) forgetAnswered(st, origin, id)
+    else this.tombstones.answered(kind, root, origin, id)
   }
 
   private setParent (st: TreeState, parent: PeerId | null): void {

@@ -18,7 +18,7 @@ import { contribute } from './ground-truth.ts'
 import { InvalidScenarioError, namedRoots, nextRepeat, parseScenario, type Action, type PeerSelector, type Scenario } from './scenario.ts'
 import { isSendPayload, sendPayload, type SendTrack } from './sends.ts'
 import { buildReport, type BcastTrack, type RedTrack, type SimReport } from './report.ts'
-import { Stability, type PeerStability } from './stability.ts'
+import { Stability } from './stability.ts'
 import { StreamLanes } from './lanes.ts'
 import { CoreFigures } from './core-figures.ts'
 import { ContactSet } from './contact-set.ts'
@@ -28,36 +28,7 @@ import { arrivalTimes, groundTruth, matchesTruth, treeShape, type TreeShape } fr
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
 import { isTreeRoot } from '../../overlay/tree-roots.ts'
 import { SharedStart } from '../../overlay/shared-start.ts'
-
-/**
- * A queued event. A function is one of the network's own steps; an `Arrival` is what
- * `send` hands the network for a message, one object per message instead of a callback
- * and the context it closes over (they were a large part of the collector's work).
- */
-type Ev =
-  | (() => void)
-  | Arrival
-  | { k: 'timer', peer: number, at: number }
-  | { k: 'action', action: Action }
-  | { k: 'down', peer: number, gone: number, incarnation: number }
-
-/** Message `msg` from `from` reaches peer `to`, which was in life `incarnation` when it was sent. */
-interface Arrival { readonly k: 'msg', readonly from: SimPeer, readonly to: number, readonly msg: Message, readonly incarnation: number }
-
-interface SimPeer extends PeerStability {
-  readonly index: number
-  readonly name: string
-  core: TreecastCore | null
-  status: 'off' | 'joining' | 'running' | 'leaving' | 'left' | 'crashed'
-  /** The ranges it owned before it last left or crashed (what a rejoin asks for). */
-  rejoinWant: IntervalSet
-  timerAt: number
-  readonly contacts: ContactSet
-  lastOwned: IntervalSet
-  incarnation: number
-  /** Senders told that this peer, gone, refused their message (see `refuse`). */
-  refused: Set<number>
-}
+import type { Arrival, Ev, SimPeer } from './sim-peer.ts'
 
 export { peerName }
 
