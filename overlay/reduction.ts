@@ -172,10 +172,16 @@ export class Reductions {
     return r
   }
 
-  /** `to` acknowledged the start of reduction `id` for `part`: its partial is on the way. */
+  /**
+   * `to` acknowledged the start of reduction `id` for `part`: its partial is on the way.
+   * Not from a peer already known gone: its acknowledgement crossed its leave (or death),
+   * whose news made this peer forget it, and its partial is not coming. Taken as a promise,
+   * it was kept when the peer came back as a new incarnation, and this peer waited for it
+   * for the whole of reduceMaxDurationMs (test/migration-fuzz seed 30449).
+   */
   onStartAcked (id: string, to: PeerId, part: IntervalSet): void {
     const r = this.active.get(id)
-    if (r === undefined || r.done || r.reported.has(to)) return
+    if (r === undefined || r.done || r.reported.has(to) || !this.host.isAlive(to)) return
     r.acked.set(to, (r.acked.get(to) ?? IntervalSet.EMPTY).union(part))
   }
 
@@ -187,7 +193,7 @@ export class Reductions {
    */
   onReduceAck (now: number, from: PeerId, id: string, root: PeerId, part: IntervalSet): void {
     const r = this.active.get(id)
-    if (r === undefined || r.done || r.root !== root || r.reported.has(from)) return
+    if (r === undefined || r.done || r.root !== root || r.reported.has(from) || !this.host.isAlive(from)) return
     const expected = r.expected.intersection(part)
     if (expected.isEmpty) return
     this.stats.siblingsAnnounced++

@@ -247,4 +247,12 @@ describe('ownership migrations under churn', () => {
   it('seed 32579 (a joiner and a member that joined meanwhile, each unknown to the other\'s contact)', () => {
     expect(trial(32579)).toBeNull()
   })
+
+  // Seed 30449: p4 forwarded a reduction's start to p2, which was leaving and passed it on to
+  // the new owner; p2's acknowledgement came after its "left" fact, so p4 took it as a promise
+  // of a partial, and when p2 came back as a new incarnation, p4 waited for that partial for
+  // the whole of reduceMaxDurationMs. Acknowledgements from peers known gone are ignored now.
+  it('seed 30449 (an acknowledgement that crossed its sender\'s leave, then its rejoin)', () => {
+    expect(trial(30449)).toBeNull()
+  })
 })

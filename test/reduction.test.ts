@@ -337,12 +337,31 @@ describe('Reductions: pulls back off', () => {
     expect([...(f.reduced[0] as Float64Array)]).toEqual(new Array(10).fill(36))
   })
 
+  it('an acknowledgement or announcement that crossed its sender\'s leave is not a promise once it is back as a new incarnation (migration-fuzz seed 30449)', () => {
+    const f = fixture('b')
+    // b got the start from a, owns 2-3 and forwarded 4-5 to c and 6-7 to d; c left (b forgot it) and
+    // its acknowledgement and announcement, sent before its leave was done, come after.
+    f.red.onRouted(0, 'r', 'a', reduceStart('sum', 0, 1, 8), 'a', IntervalSet.range(2, 4), IntervalSet.range(4, 8))
+    f.red.onStartAcked('r', 'd', IntervalSet.range(6, 8))
+    f.alive.delete('c')
+    f.red.peerGone('c')
+    f.red.onStartAcked('r', 'c', IntervalSet.range(4, 6))
+    f.red.onReduceAck(1, 'c', 'r', 'a', IntervalSet.range(4, 6))
+    // c comes back as a new incarnation, with none of that reduction.
+    f.alive.add('c')
+    expect([...f.red.awaitedPeers()]).toEqual(['d'])
+    f.red.onPartial(2, 'd', { t: 'partial', id: 'r', root: 'a', op: 'sum', covered: IntervalSet.range(6, 8), value: Float64Array.of(15) })
+    // At its timeout b sends what it has up, rather than waiting for c as long as c lives.
+    f.red.onTimer(10, 'r')
+    expect(f.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString(), [...(s.msg as PartialMessage).value]])).toEqual([['a', '{[2,4) [6,8)}', [22]]])
+  })
+
   it('a reduce-ack from any peer holds the pulls back only within its patience', () => {
     const f = fixture('a')
     f.red.onRouted(0, 'r', 'a', reduceStart('sum', 0, 2, 1024), null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
-    // x never had the start, yet claims everything the root misses.
-    f.red.onReduceAck(1, 'x', 'r', 'a', IntervalSet.range(0, 8))
+    // x (a live member) never had the start, yet claims everything the root misses.
     f.alive.add('x')
+    f.red.onReduceAck(1, 'x', 'r', 'a', IntervalSet.range(0, 8))
     f.red.onTimer(20, 'r')
     expect(f.sent.filter((s) => s.msg.t === 'pull')).toEqual([])
     expect([...f.red.awaitedPeers()]).toEqual(['x'])
