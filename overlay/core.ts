@@ -155,7 +155,7 @@ export class TreecastCore {
       emit: (o) => this.out.push(o),
       triggerProbing: (now) => this.probing.trigger(now),
       memberGone: (now, peer) => { this.probing.targetGone(now, peer); this.reductions.peerGone(peer) },
-      checkLeft: () => this.checkLeft(false),
+      checkLeft: () => this.checkLeft(false), closedEarly: (peer) => this.suspects.expire(peer),
       evicted: () => { this.stateValue = 'evicted'; this.out.push({ type: 'evicted' }) },
       reject: (r) => this.reject(r),
       claimTimeoutMs: () => this.config.failureDetectionTimeoutMs,

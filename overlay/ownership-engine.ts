@@ -255,7 +255,9 @@ export class OwnershipEngine {
     if (c.after === 'alive') {
       // A member learnt of while a claim waits may hold its ranges already (a joiner given them): it is asked too, and waited for.
       for (const rec of this.claims.awaitAlso(c.peer)) this.host.send(c.peer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: [rec], welcome: false, claim: true })
-      if (!this.departed.delete(c.peer) && c.before === 'left') this.host.streams.peerGone(c.peer) // the leaver's close unseen (test/migration-fuzz 3846): send again what it never acknowledged
+      // The leaver's close unseen (test/migration-fuzz 3846): the close of that incarnation, if it comes, is stale now and dropped,
+      // so what it never acknowledged is sent again, and what is still recorded as that incarnation's is re-homed (seed 32953).
+      if (!this.departed.delete(c.peer) && c.before === 'left') this.leaverGone(now, c.peer, c.incarnation - 1)
       this.orphans.forget(c.peer)
       this.announce.learnt(now, c.peer, () => this.host.view.recordsIn(this.ownedValue))
       // 003: peers probe to join a joiner's trees; one that roots none (treeRootStride) affects no peer here.
@@ -279,6 +281,9 @@ export class OwnershipEngine {
       if (unacked.length > 0) this.host.checkLeft()
     }
     if (wasParent && this.host.isRunning()) this.host.triggerProbing(now)
+    // Its connection closed before this fact came (waited on as a suspect): the close is handled now, as after the fact. Waiting for the
+    // grace to end instead, a rejoin of the leaver meanwhile made that close stale, and what was still recorded as its own stayed so (seed 32953).
+    if (c.after === 'left' && this.host.closedEarly(c.peer) === c.incarnation) this.connectionLost(now, c.peer, c.incarnation)
   }
 
   /**
@@ -344,16 +349,24 @@ export class OwnershipEngine {
     if (status === 'alive') this.declareDead(now, peer)
     else if (status === 'left') {
       this.departed.add(peer)
-      this.announce.gone(now, peer) // a contact that left forwards nothing from now on
-      // Anything still recorded as the leaver's (a hand-off that reached it after it left) would have no owner: the
-      // successor rule takes it, as after a crash. Before the streams re-route what the leaver had not acknowledged.
-      const lost = this.handoffsUnacked.take(peer) // hand-offs sent to it after it left: lost with it
-      this.takeOver(now, peer, ORPHAN_VERSION_STEP, incarnation)
-      for (const ranges of lost) this.toOwners(ranges, false) // their delivered marks, to the new owners (test/leave-to-leaver)
-      this.host.streams.peerGone(peer)
+      this.leaverGone(now, peer, incarnation)
       this.host.trees.peerGone(peer)
-      if (lost.length > 0) this.host.checkLeft()
     }
+  }
+
+  /**
+   * `incarnation` of `peer` (or an older one), which left, is gone for good (its close, or a
+   * newer incarnation of it): it forwards nothing any more.
+   */
+  private leaverGone (now: number, peer: PeerId, incarnation: number): void {
+    this.announce.gone(now, peer) // a contact that left forwards nothing from now on
+    // Anything still recorded as the leaver's (a hand-off that reached it after it left, a take-over some view guessed for it)
+    // would have no owner: the successor rule takes it, as after a crash. Before the streams re-route what the leaver had not acknowledged.
+    const lost = this.handoffsUnacked.take(peer) // hand-offs sent to it after it left: lost with it
+    this.takeOver(now, peer, ORPHAN_VERSION_STEP, incarnation)
+    for (const ranges of lost) this.toOwners(ranges, false) // their delivered marks, to the new owners (test/leave-to-leaver)
+    this.host.streams.peerGone(peer)
+    if (lost.length > 0) this.host.checkLeft()
   }
 
   /** Declares `peer` dead: tells everyone, and the peer itself (if it is alive after all). */

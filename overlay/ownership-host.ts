@@ -39,6 +39,11 @@ export interface OwnershipHost {
   memberGone (now: number, peer: PeerId): void
   /** Something a leaving peer waits for went away: it may be done. */
   checkLeft (): void
+  /**
+   * `peer`'s connection closed while it was alive here and it is waited on (overlay/suspects.ts):
+   * the incarnation whose connection closed, and the wait ends (undefined when none).
+   */
+  closedEarly (peer: PeerId): number | undefined
   /** This peer's own incarnation was declared gone by another peer. */
   evicted (): void
   reject (reason: string): void

@@ -258,4 +258,16 @@ describe('ownership migrations under churn', () => {
   it('seed 30449 (an acknowledgement that crossed its sender\'s leave, then its rejoin)', () => {
     expect(trial(30449)).toBeNull()
   })
+
+  // Seed 32953: p5 crashed and restarted twice before the crash was noticed; p4 and p2,
+  // learning of the restarts, took p5's [19,22) over for p6, which was leaving and never
+  // heard of it. j0 got that record (p2's answer to its sync) before it knew p6 was leaving,
+  // and p0's and p1's take-overs naming j0 itself tied with it and lost by peer id. p6's
+  // close reached j0 before its "left" fact, so j0 waited on it as a suspect; p6 rejoined
+  // before the grace ended, that close was dropped as stale, and j0 never re-homed what its
+  // view still named p6#0 for: nobody owned [19,22). A "left" fact after the close, or a
+  // rejoin before it, now handles the leaver as gone for good (test/leaver-close-order).
+  it('seed 32953 (a leaver\'s close seen before its leave, then its rejoin, with a take-over guessed for it)', () => {
+    expect(trial(32953)).toBeNull()
+  })
 })
