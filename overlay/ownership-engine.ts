@@ -171,6 +171,8 @@ export class OwnershipEngine {
     const { view, self, members } = this.host
     for (const c of done) {
       this.toOwners(c.record.ranges, true)
+      // What the claim lost: the members applied the claim (its fan-out), maybe not what beat it (a guess sent to its owner alone).
+      this.spread(view.recordsIn(c.record.ranges).filter((r) => r.owner !== self && members.isAlive(r.owner)))
       const mine = view.partition(c.record.ranges).get(self) ?? IntervalSet.EMPTY
       const gained = mine.difference(this.ownedValue).difference(this.claims.ranges())
       if (!gained.isEmpty) this.setOwned(this.ownedValue.union(gained), 'takeover')
@@ -240,7 +242,22 @@ export class OwnershipEngine {
     this.setOwned(this.ownedValue.difference(lost), 'conflict')
     const record: OwnershipRecord = { ranges: lost, owner: rec.owner, version: rec.version, ...(rec.ownerIncarnation !== undefined ? { ownerIncarnation: rec.ownerIncarnation } : {}) }
     this.host.send(rec.owner, { t: 'handoff', record, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), lost) })
+    // The members applied the record by which this peer held it; the one that beat it may have reached few (test/migration-fuzz 3181).
+    this.spread([record])
     return true
+  }
+
+  /**
+   * Tells every member `records` that beat one this peer stated (a claim, a hand-off's
+   * re-claim, an ownership): a yield. Else views that never got the winner (a take-over
+   * guessed by one view and sent to its successor alone) name the yielder for good. Not to
+   * the owners named: each got its hand-off (before it, else it would claim them).
+   */
+  private spread (records: OwnershipRecord[]): void {
+    if (records.length === 0) return
+    const owners = new Set(records.map((r) => r.owner))
+    const msg: FactsMessage = { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records, welcome: false }
+    for (const p of this.host.members.alive()) if (p !== this.host.self && !owners.has(p)) this.host.send(p, msg)
   }
 
   /** `restartedAs`: the change is the death of an incarnation that a newer one, `restartedAs`, replaced unnoticed. */

@@ -242,6 +242,19 @@ describe('ownership migrations under churn', () => {
     expect(trial(3846)).toBeNull()
   })
 
+  // Seed 3181: j0 restarted twice within 3 ms (via p6, then p0). p0, asked by p6 for a
+  // share for j0's incarnation 1 (most-loaded), handed it [3,5) at v1000; that hand-off
+  // reached incarnation 2, whose welcome from p0 carried p0's take-over of [3,5) at v2000,
+  // so j0 re-claimed [3,5) at v3000 and told everyone. p2, learning of incarnation 2 from
+  // p0 just before that record came, took incarnation 1's ranges over ([3,5) with [13,15):
+  // v5000) and told p0 alone, whose own claim was pending. p0 passed it on to j0, which
+  // yielded [3,5) to p0 telling p0 only: every other view named j0 at v3000 for good. A
+  // peer that yields now tells every member the record that beat it (ownership-engine.ts
+  // `spread`).
+  it('seed 3181 (a yield to a take-over only one view guessed, after a double restart)', () => {
+    expect(trial(3181)).toBeNull()
+  })
+
   // Seed 32579: j5 joined through j0, which handed it [11,12) and fanned that out before it
   // had heard of j2 (who joined through p4, which left at once); j5's welcome snapshot and
   // announcements missed j2 too, so j2 never heard of j5 or of the hand-off, and when j0
