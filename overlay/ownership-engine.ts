@@ -171,8 +171,9 @@ export class OwnershipEngine {
     const { view, self, members } = this.host
     for (const c of done) {
       this.toOwners(c.record.ranges, true)
-      // What the claim lost: the members applied the claim (its fan-out), maybe not what beat it (a guess sent to its owner alone).
-      this.spread(view.recordsIn(c.record.ranges).filter((r) => r.owner !== self && members.isAlive(r.owner)))
+      // The members applied the claim (its fan-out), maybe not what the view ended with there: what beat it (a guess
+      // sent to its owner alone), or a newer record naming this peer that beat a guess some member holds (seed 7726).
+      this.spread(view.recordsIn(c.record.ranges).filter((r) => r.owner === self ? r.version !== c.record.version : members.isAlive(r.owner)))
       const mine = view.partition(c.record.ranges).get(self) ?? IntervalSet.EMPTY
       const gained = mine.difference(this.ownedValue).difference(this.claims.ranges())
       if (!gained.isEmpty) this.setOwned(this.ownedValue.union(gained), 'takeover')
@@ -249,9 +250,10 @@ export class OwnershipEngine {
 
   /**
    * Tells every member `records` that beat one this peer stated (a claim, a hand-off's
-   * re-claim, an ownership): a yield. Else views that never got the winner (a take-over
-   * guessed by one view and sent to its successor alone) name the yielder for good. Not to
-   * the owners named: each got its hand-off (before it, else it would claim them).
+   * re-claim, an ownership): a yield, or a claim settled under a newer record naming this
+   * peer. Else views that never got the winner (a take-over guessed by one view and sent to
+   * its successor alone) keep a loser for good. Not to the owners named: each got its
+   * hand-off (before it, else it would claim them).
    */
   private spread (records: OwnershipRecord[]): void {
     if (records.length === 0) return

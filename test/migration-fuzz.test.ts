@@ -255,6 +255,16 @@ describe('ownership migrations under churn', () => {
     expect(trial(3181)).toBeNull()
   })
 
+  // Seed 7726: p0 handed [1,2) to j2, which had just left; p3 re-homed it to p0 (v1001).
+  // p0 crashed: p3 took [0,2) over for p1 at v2001 and told p1 alone, while p1 claimed it
+  // at v1000 (p0's hand-off record never reached it). j0, re-homing [1,2) from j2 to j3
+  // (v1001) as j2's connection went, answered the claim with that; p1 settled and owned
+  // [1,2) at v2001 without a word: j0 named j3 for good. A claim that settles under a newer
+  // record than it stated now tells the members that record.
+  it('seed 7726 (a claim settled under a newer guess than a member\'s, after a hand-off to a leaver)', () => {
+    expect(trial(7726)).toBeNull()
+  })
+
   // Seed 32579: j5 joined through j0, which handed it [11,12) and fanned that out before it
   // had heard of j2 (who joined through p4, which left at once); j5's welcome snapshot and
   // announcements missed j2 too, so j2 never heard of j5 or of the hand-off, and when j0

@@ -3,7 +3,9 @@
  * tells every member that record (overlay/ownership-engine.ts `spread`): the members
  * applied what it stated, and the winner may have reached few of them (a take-over one
  * view guessed and sent to its successor alone). Else their views name the yielder there
- * for good (test/migration-fuzz seed 3181).
+ * for good (test/migration-fuzz seed 3181). Likewise a claim that settles under a newer
+ * record naming the claimer itself: a member may hold a guess that beat the claim but not
+ * that record (seed 7726).
  */
 import { describe, expect, it } from 'vitest'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
@@ -24,7 +26,7 @@ function factsTo (outs: Output[], owner: PeerId, version: number): PeerId[] {
   return to.sort()
 }
 
-describe('a yield is told to every member', () => {
+describe('a yield, or a claim settled under a newer record, is told to every member', () => {
   it('an owner that a newer record (heard from one member) names another for hands its ranges over and tells the others; every view converges', () => {
     const loop = settled()
     const p4 = loop.core('p4')
@@ -60,5 +62,30 @@ describe('a yield is told to every member', () => {
     const outs = p4.takeOutputs()
     expect(outs.filter((o) => o.type === 'send' && o.message.t === 'handoff').map((o) => o.type === 'send' ? o.to : '')).toEqual(['p1'])
     expect(factsTo(outs, 'p1', newer.version)).toEqual(['p0', 'p2'])
+  })
+
+  it('a claimer whose view names it at a newer version than its claim when it settles tells the members that record; not when it settles as claimed', () => {
+    const loop = settled()
+    const p4 = loop.core('p4')
+    p4.takeOutputs()
+    const lost = p4.view.rangesOf('p3')
+    p4.handle(loop.now, 'p1', facts({ members: [{ peer: 'p3', incarnation: 0, status: 'dead' }] }))
+    const claim = p4.takeOutputs().flatMap((o) => o.type === 'send' && o.message.t === 'facts' && o.message.claim === true ? o.message.records : [])[0] as OwnershipRecord
+    // Another view's take-over guess naming p4, newer: nothing sent while the claim waits.
+    const newer: OwnershipRecord = { ranges: lost, owner: 'p4', version: claim.version + 1000, ownerIncarnation: 0 }
+    p4.handle(loop.now, 'p0', facts({ records: [newer] }))
+    expect(factsTo(p4.takeOutputs(), 'p4', newer.version)).toEqual([])
+    const ack: Message = { t: 'claim-ack', version: claim.version, ranges: claim.ranges }
+    for (const m of ['p0', 'p1', 'p2']) p4.handle(loop.now, m, ack)
+    const outs = p4.takeOutputs()
+    expect(p4.ownedSet.containsAll(lost)).toBe(true)
+    expect(factsTo(outs, 'p4', newer.version)).toEqual(['p0', 'p1', 'p2'])
+    // A claim that settles as it was stated sends nothing more.
+    const loop2 = settled()
+    const q4 = loop2.core('p4')
+    q4.handle(loop2.now, 'p1', facts({ members: [{ peer: 'p3', incarnation: 0, status: 'dead' }] }))
+    q4.takeOutputs()
+    for (const m of ['p0', 'p1', 'p2']) q4.handle(loop2.now, m, ack)
+    expect(q4.takeOutputs().filter((o) => o.type === 'send' && o.message.t === 'facts')).toEqual([])
   })
 })
