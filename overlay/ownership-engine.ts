@@ -126,7 +126,7 @@ export class OwnershipEngine {
   /** Facts other than a joiner's snapshot: ownership records and member facts. */
   onFacts (now: number, from: PeerId, msg: FactsMessage): void {
     let changed = false
-    for (const rec of msg.records) if (this.applyRecord(now, rec)) changed = true
+    for (const rec of msg.records) if (this.applyRecord(now, rec, from)) changed = true
     for (const f of msg.members) {
       if (f.peer === this.host.self && f.status !== 'alive' && f.incarnation === this.host.incarnation() && this.host.isRunning()) {
         this.host.evicted()
@@ -140,14 +140,16 @@ export class OwnershipEngine {
     if (msg.claim === true) for (const rec of msg.records) if (rec.owner !== this.host.self) this.answerClaim(rec.owner, rec)
   }
 
-  /**
-   * Answers `claimer`'s take-over claim `rec` (applied already): first any record here that
-   * names another owner there, then the acknowledgement (pending-claims.ts).
-   */
+  /** Answers `claimer`'s take-over claim `rec` (applied already): first any record here naming another owner there, then the acknowledgement (pending-claims.ts). */
   private answerClaim (claimer: PeerId, rec: OwnershipRecord): void {
-    const other = this.host.view.recordsIn(rec.ranges).filter((r) => r.owner !== rec.owner)
-    if (other.length > 0) this.host.send(claimer, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: other, welcome: false })
+    this.tellOthers(claimer, rec.ranges, rec.owner)
     this.host.send(claimer, { t: 'claim-ack', version: rec.version, ranges: rec.ranges })
+  }
+
+  /** Sends `to` the records of this view in `ranges` that name another owner than `owner`, if any. */
+  private tellOthers (to: PeerId, ranges: IntervalSet, owner: PeerId): void {
+    const other = this.host.view.recordsIn(ranges).filter((r) => r.owner !== owner)
+    if (other.length > 0) this.host.send(to, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: other, welcome: false })
   }
 
   /** A member answered this peer's claim. */
@@ -215,7 +217,7 @@ export class OwnershipEngine {
     }
   }
 
-  private applyRecord (now: number, rec: OwnershipRecord): boolean {
+  private applyRecord (now: number, rec: OwnershipRecord, from: PeerId): boolean {
     const { members, view, self } = this.host
     if (rec.ownerIncarnation !== undefined && rec.ownerIncarnation > members.incarnationOf(rec.owner) && rec.owner !== self) {
       // A claim by an incarnation newer than we know: that incarnation is alive.
@@ -224,6 +226,8 @@ export class OwnershipEngine {
     }
     const won = view.apply(rec)
     this.guesses.heard(this.host.view, rec)
+    // Naming this peer, it lost here (a take-over guessed by a view that missed a crashed sender's hand-off): the sender learns what beat it (seed 9170).
+    if (rec.owner === self && from !== self) this.tellOthers(from, rec.ranges.difference(won), self)
     if (won.isEmpty) return false
     const status = members.statusOf(rec.owner)
     if ((status === 'left' || status === 'dead') && (rec.ownerIncarnation === undefined || rec.ownerIncarnation <= members.incarnationOf(rec.owner))) {

@@ -293,4 +293,14 @@ describe('ownership migrations under churn', () => {
   it('seed 32953 (a leaver\'s close seen before its leave, then its rejoin, with a take-over guessed for it)', () => {
     expect(trial(32953)).toBeNull()
   })
+
+  // Seed 9170: p4 handed [16,19) to p7 (just restarted) and crashed before the hand-off, and
+  // its fan-out to p1, arrived; p5 (p4's successor, rejoined since) had the record from its
+  // welcome, p7 and p1 did not. When p4 was found dead, p7 and p1 took [16,20) over for p5 at
+  // v1000 and told p5, whose view named p7 at v1000, winning the tie: p5 stayed silent, p7
+  // named p5, nobody owned [16,19). A record naming a peer that loses in its view is now
+  // answered with what beat it.
+  it('seed 9170 (a hand-off lost with its crashed sender, the successor\'s guess losing the tie to it)', () => {
+    expect(trial(9170)).toBeNull()
+  })
 })
