@@ -155,7 +155,7 @@ export class TreecastCore {
       emit: (o) => this.out.push(o),
       triggerProbing: (now) => this.probing.trigger(now),
       memberGone: (now, peer) => { this.probing.targetGone(now, peer); this.reductions.peerGone(peer) },
-      checkLeft: () => this.checkLeft(false), closedEarly: (peer) => this.suspects.expire(peer),
+      checkLeft: () => this.checkLeft(false), closedEarly: (peer) => this.suspects.end(peer),
       evicted: () => { this.stateValue = 'evicted'; this.out.push({ type: 'evicted' }) },
       reject: (r) => this.reject(r),
       claimTimeoutMs: () => this.config.failureDetectionTimeoutMs,
@@ -413,7 +413,7 @@ export class TreecastCore {
         case 'steady': this.probing.onSteadyTimer(now); break
         case 'tree': this.treeOutbox.onTimer(); break
         case 'ask': this.asks.onTimeout(now, e.key); break
-        case 'suspect': { const inc = this.suspects.expire(e.key)
+        case 'suspect': { const inc = this.suspects.due(now, e.key)
           if (inc !== undefined && (this.stateValue === 'running' || this.stateValue === 'leaving')) this.ownership.connectionLost(now, e.key, inc); break }
         default: break
       }

@@ -61,4 +61,33 @@ describe('a leaver gone for good, whatever the order of its close, its leave and
     a.peerDown(2, 'c', 0)
     expectClaimed(a, 3, ['b'])
   })
+
+  it('the close of its next incarnation within the grace of the first: that incarnation is the one its leave matches', () => {
+    const a = coreA()
+    a.peerDown(1, 'c', 0)
+    a.handle(2, 'b', facts({ peer: 'c', incarnation: 1, status: 'alive' })) // c#0 restarted: dead, [6,8) claimed by a
+    expectClaimed(a, 3, ['b', 'c'])
+    // c#1 is handed [6,8), then leaves: its close comes before the fact (the suspect waited on is c#1, not c#0).
+    a.handle(4, 'c', { t: 'handoff', record: { ranges: IntervalSet.range(6, 8), owner: 'c', version: a.view.versionOf(6) + 1000, ownerIncarnation: 1 }, delivered: [] })
+    a.takeOutputs()
+    a.handle(5, 'b', { t: 'facts', vnodeCount: 8, members: [], records: [{ ranges: IntervalSet.range(6, 8), owner: 'c', version: a.view.versionOf(6) + 2000, ownerIncarnation: 1 }], welcome: false })
+    expect(a.view.ownerOf(6)).toBe('c')
+    a.peerDown(50, 'c', 1)
+    a.handle(51, 'b', facts({ peer: 'c', incarnation: 1, status: 'left' }))
+    expect(a.view.ownerOf(6)).not.toBe('c') // re-homed at once: nothing more comes from c#1
+  })
+
+  it('a grace timer of a wait that ended early does not cut short the grace of the next close', () => {
+    const a = coreA()
+    a.peerDown(1, 'c', 0)
+    a.handle(2, 'b', facts({ peer: 'c', incarnation: 0, status: 'left' })) // ends c#0's wait early; its timer (at 101) stays queued
+    a.handle(3, 'b', facts({ peer: 'c', incarnation: 1, status: 'alive' }))
+    a.takeOutputs()
+    a.peerDown(90, 'c', 1) // c#1's connection closes: perhaps a graceful leave too, waited on until 190
+    a.handleTimeout(101)
+    expect(a.members.statusOf('c')).toBe('alive')
+    expect(a.takeOutputs().filter((o) => o.type === 'member')).toEqual([])
+    a.handleTimeout(190)
+    expect(a.members.statusOf('c')).toBe('dead')
+  })
 })
