@@ -24,6 +24,7 @@ import { UnackedHandoffs } from './unacked-handoffs.ts'
 import { DeadNotices } from './dead-notices.ts'
 import { numberedBy } from './incarnation-numbers.ts'
 import type { OwnershipHost } from './ownership-host.ts'
+import { spreadRecords, tellOthers, type RecordNewsHost } from './record-news.ts'
 export { MAX_ORPHAN_RECORDS } from './orphans.ts'
 export { JOINER_FORWARD_MS } from './join-announce.ts'
 export type { OwnershipHost } from './ownership-host.ts'
@@ -62,7 +63,12 @@ export class OwnershipEngine {
 
   /** A joiner's own announcements (overlay/join-announce.ts). */
   readonly announce: JoinAnnouncer
-  constructor (private readonly host: OwnershipHost) { this.announce = new JoinAnnouncer(host) }
+  /** Records told to peers whose views may lack them (overlay/record-news.ts). */
+  private readonly news: RecordNewsHost
+  constructor (private readonly host: OwnershipHost) {
+    this.announce = new JoinAnnouncer(host)
+    this.news = { self: host.self, get view () { return host.view }, alive: () => host.members.alive(), vnodeCount: () => host.vnodeCount(), send: (to, m) => host.send(to, m) }
+  }
 
   /** The virtual nodes this peer owns. */
   get owned (): IntervalSet { return this.ownedValue }
@@ -142,14 +148,8 @@ export class OwnershipEngine {
 
   /** Answers `claimer`'s take-over claim `rec` (applied already): first any record here naming another owner there, then the acknowledgement (pending-claims.ts). */
   private answerClaim (claimer: PeerId, rec: OwnershipRecord): void {
-    this.tellOthers(claimer, rec.ranges, rec.owner)
+    tellOthers(this.news, claimer, rec.ranges, rec.owner)
     this.host.send(claimer, { t: 'claim-ack', version: rec.version, ranges: rec.ranges })
-  }
-
-  /** Sends `to` the records of this view in `ranges` that name another owner than `owner`, if any. */
-  private tellOthers (to: PeerId, ranges: IntervalSet, owner: PeerId): void {
-    const other = this.host.view.recordsIn(ranges).filter((r) => r.owner !== owner)
-    if (other.length > 0) this.host.send(to, { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records: other, welcome: false })
   }
 
   /** A member answered this peer's claim. */
@@ -175,7 +175,7 @@ export class OwnershipEngine {
       this.toOwners(c.record.ranges, true)
       // The members applied the claim (its fan-out), maybe not what the view ended with there: what beat it (a guess
       // sent to its owner alone), or a newer record naming this peer that beat a guess some member holds (seed 7726).
-      this.spread(view.recordsIn(c.record.ranges).filter((r) => r.owner === self ? r.version !== c.record.version : members.isAlive(r.owner)))
+      spreadRecords(this.news, view.recordsIn(c.record.ranges).filter((r) => r.owner === self ? r.version !== c.record.version : members.isAlive(r.owner)))
       const mine = view.partition(c.record.ranges).get(self) ?? IntervalSet.EMPTY
       const gained = mine.difference(this.ownedValue).difference(this.claims.ranges())
       if (!gained.isEmpty) this.setOwned(this.ownedValue.union(gained), 'takeover')
@@ -227,7 +227,7 @@ export class OwnershipEngine {
     const won = view.apply(rec)
     this.guesses.heard(this.host.view, rec)
     // Naming this peer, it lost here (a take-over guessed by a view that missed a crashed sender's hand-off): the sender learns what beat it (seed 9170).
-    if (rec.owner === self && from !== self) this.tellOthers(from, rec.ranges.difference(won), self)
+    if (rec.owner === self && from !== self) tellOthers(this.news, from, rec.ranges.difference(won), self)
     if (won.isEmpty) return false
     const status = members.statusOf(rec.owner)
     if ((status === 'left' || status === 'dead') && (rec.ownerIncarnation === undefined || rec.ownerIncarnation <= members.incarnationOf(rec.owner))) {
@@ -248,23 +248,10 @@ export class OwnershipEngine {
     const record: OwnershipRecord = { ranges: lost, owner: rec.owner, version: rec.version, ...(rec.ownerIncarnation !== undefined ? { ownerIncarnation: rec.ownerIncarnation } : {}) }
     this.host.send(rec.owner, { t: 'handoff', record, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), lost) })
     // The members applied the record by which this peer held it; the one that beat it may have reached few (test/migration-fuzz 3181).
-    this.spread([record])
+    spreadRecords(this.news, [record])
     return true
   }
 
-  /**
-   * Tells every member `records` that beat one this peer stated (a claim, a hand-off's
-   * re-claim, an ownership): a yield, or a claim settled under a newer record naming this
-   * peer. Else views that never got the winner (a take-over guessed by one view and sent to
-   * its successor alone) keep a loser for good. Not to the owners named: each got its
-   * hand-off (before it, else it would claim them).
-   */
-  private spread (records: OwnershipRecord[]): void {
-    if (records.length === 0) return
-    const owners = new Set(records.map((r) => r.owner))
-    const msg: FactsMessage = { t: 'facts', vnodeCount: this.host.vnodeCount(), members: [], records, welcome: false }
-    for (const p of this.host.members.alive()) if (p !== this.host.self && !owners.has(p)) this.host.send(p, msg)
-  }
 
   /** `restartedAs`: the change is the death of an incarnation that a newer one, `restartedAs`, replaced unnoticed. */
   private memberChanged (now: number, c: MemberChange, restartedAs?: number): void {

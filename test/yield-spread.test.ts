@@ -1,6 +1,6 @@
 /**
  * A peer that yields ranges to a record that beat one it stated (its ownership, its claim)
- * tells every member that record (overlay/ownership-engine.ts `spread`): the members
+ * tells every member that record (overlay/record-news.ts `spreadRecords`): the members
  * applied what it stated, and the winner may have reached few of them (a take-over one
  * view guessed and sent to its successor alone). Else their views name the yielder there
  * for good (test/migration-fuzz seed 3181). Likewise a claim that settles under a newer
@@ -8,6 +8,7 @@
  * that record (seed 7726).
  */
 import { describe, expect, it } from 'vitest'
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import type { FactsMessage, Message } from '../overlay/messages.ts'
@@ -87,5 +88,25 @@ describe('a yield, or a claim settled under a newer record, is told to every mem
     q4.takeOutputs()
     for (const m of ['p0', 'p1', 'p2']) q4.handle(loop2.now, m, ack)
     expect(q4.takeOutputs().filter((o) => o.type === 'send' && o.message.t === 'facts')).toEqual([])
+  })
+
+  it('a claim beaten by two owners, each on a part: each owner is told the other\'s record', () => {
+    const loop = settled()
+    const p4 = loop.core('p4')
+    p4.takeOutputs()
+    const lost = p4.view.rangesOf('p3')
+    const lo = lost.values().next().value as number
+    const [a, b] = [lost.intersection(IntervalSet.range(0, lo + 2)), lost.difference(IntervalSet.range(0, lo + 2))]
+    expect(a.isEmpty || b.isEmpty).toBe(false)
+    p4.handle(loop.now, 'p1', facts({ members: [{ peer: 'p3', incarnation: 0, status: 'dead' }] }))
+    const claim = p4.takeOutputs().flatMap((o) => o.type === 'send' && o.message.t === 'facts' && o.message.claim === true ? o.message.records : [])[0] as OwnershipRecord
+    const toP1: OwnershipRecord = { ranges: a, owner: 'p1', version: claim.version + 1000, ownerIncarnation: 0 }
+    const toP2: OwnershipRecord = { ranges: b, owner: 'p2', version: claim.version + 1000, ownerIncarnation: 0 }
+    p4.handle(loop.now, 'p0', facts({ records: [toP1, toP2] }))
+    const ack: Message = { t: 'claim-ack', version: claim.version, ranges: claim.ranges }
+    for (const m of ['p0', 'p1', 'p2']) p4.handle(loop.now, m, ack)
+    const outs = p4.takeOutputs()
+    expect(factsTo(outs, 'p1', toP1.version)).toEqual(['p0', 'p2'])
+    expect(factsTo(outs, 'p2', toP2.version)).toEqual(['p0', 'p1'])
   })
 })
