@@ -181,10 +181,11 @@ export function trial (seed: number, debug?: (loop: Loop, msg: string) => void):
   busy.add(redRoot)
   plan.push({ at: redAt, run: () => { redId = loop.input(redRoot, (c) => c.reduce(loop.now, { op: 'sum', length: 2 })); debug?.(loop, `reduce ${redId} at ${redRoot}`) } })
   for (const e of plan.sort((a, b) => a.at - b.at)) { loop.run(Math.max(0, t0 + e.at - loop.now)); e.run() }
-  // Broadcasts whose root crashed after starting them may be lost: not counted. (A restart's second crash may come
-  // after the last planned event, so this is asked as the loop runs: seed 33354 counted a broadcast its root crashed
-  // in the same millisecond.)
-  const lost = (id: string): boolean => { const r = roots.get(id); return crashes.some((c) => c.name === r?.root && c.at >= r.at) }
+  // Broadcasts whose root crashed after starting them may be lost: not counted. A planned crash may come up to 67 ms
+  // after the last planned event (a restart's second crash), so this is asked as the loop runs (seeds 8088 and 33354
+  // counted a broadcast its root crashed in the same millisecond); later crashes (joins given up) excuse nothing.
+  const planEnd = loop.now
+  const lost = (id: string): boolean => { const r = roots.get(id); return crashes.some((c) => c.name === r?.root && c.at >= r.at && c.at <= planEnd + 100) }
   const all = IntervalSet.range(0, vnodes)
   const reached = (id: string): IntervalSet => loop.deliveries(id).reduce((s, d) => s.union(d.out.vnodes), IntervalSet.EMPTY)
   try {
@@ -302,5 +303,11 @@ describe('ownership migrations under churn', () => {
   // answered with what beat it.
   it('seed 9170 (a hand-off lost with its crashed sender, the successor\'s guess losing the tie to it)', () => {
     expect(trial(9170)).toBeNull()
+  })
+
+  // Seeds 8088 and 33354: a restarted peer broadcast, and the restart's second crash, in the same
+  // millisecond but after the last planned event, lost it; the harness counted it all the same.
+  it('seeds 8088 and 33354 (a broadcast whose root crashes just after the last planned event)', () => {
+    expect([8088, 33354].map((s) => trial(s))).toEqual([null, null])
   })
 })
