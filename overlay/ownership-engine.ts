@@ -439,11 +439,14 @@ export class OwnershipEngine {
     // then restarts learnt one after the other, can stack guesses above the versions of the real claims. The sender held it;
     // a guess named a peer that may not even know. Not where the hand-off is no newer than the record the guess replaced:
     // then it is a late one, about a range that moved since.
+    // Not where this peer's own hand-off to the sender is still unacknowledged: the hand-offs crossed (two settled claims, each
+    // view naming the other), the sender owns nothing there yet, and owns it once this peer's arrives (seed 39412).
     const guessedBefore = this.guesses.below(msg.record.version)
+    const crossing = this.handoffsUnacked.to(from)
     let reclaim = IntervalSet.EMPTY
     for (const [owner, part] of view.partition(msg.record.ranges)) {
       if (owner === self || from === self) continue
-      reclaim = reclaim.union(owner === from ? part : part.intersection(guessedBefore))
+      reclaim = reclaim.union(owner === from ? part.difference(crossing) : part.intersection(guessedBefore))
     }
     if (!reclaim.isEmpty) {
       const claim: OwnershipRecord = { ranges: reclaim, owner: self, version: view.maxVersionIn(reclaim) + CLAIM_VERSION_STEP, ownerIncarnation: this.host.incarnation() }

@@ -7,7 +7,7 @@
  * they carried is then the successor rule's, and their delivered marks are sent to whoever
  * the view names there (OwnershipEngine.connectionLost). Sans-IO.
  */
-import type { IntervalSet } from '../virtual-nodes/interval-set.ts'
+import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 
 export class UnackedHandoffs {
@@ -28,6 +28,13 @@ export class UnackedHandoffs {
     const list = this.byReceiver.get(from)
     list?.shift()
     if (list?.length === 0) this.byReceiver.delete(from)
+  }
+
+  /** The ranges of the hand-offs to `to` not acknowledged yet (it had not got them when it sent what arrives from it now). */
+  to (to: PeerId): IntervalSet {
+    let out = IntervalSet.EMPTY
+    for (const r of this.byReceiver.get(to) ?? []) out = out.union(r)
+    return out
   }
 
   /** `to` is gone: the ranges of its hand-offs not acknowledged (forgotten here). */

@@ -141,6 +141,34 @@ describe('crash take-overs wait for every member to answer', () => {
     expect(handoffs.some((s) => s.message.t === 'handoff' && s.message.record.ranges.containsAll(lost))).toBe(true)
     expect(p4.ownedSet.isEmpty).toBe(true)
   })
+
+  it('two settled claims that hand the same ranges to each other: the one whose view names the other does not reclaim (migration-fuzz 39412)', () => {
+    const loop = settled()
+    const p0 = loop.core('p0')
+    p0.takeOutputs()
+    const lost = p0.view.rangesOf('p4')
+    const before = p0.ownedSet
+    p0.handle(loop.now, 'p1', facts({ members: [{ peer: 'p4', incarnation: 0, status: 'dead' }] }))
+    const claimMsg = sends(p0.takeOutputs()).find((s) => s.message.t === 'facts' && s.message.claim === true)?.message as FactsMessage
+    const claim = claimMsg.records[0] as OwnershipRecord
+    expect(claim.owner).toBe('p0')
+    // Views re-homed an orphan there differently (+1): p0's names p2; p2's named p0 and its own claim settled so.
+    const guess: OwnershipRecord = { ranges: lost, owner: 'p2', version: claim.version + 1, ownerIncarnation: 0 }
+    p0.handle(loop.now, 'p3', facts({ records: [guess] }))
+    for (const m of ['p1', 'p2', 'p3']) p0.handle(loop.now, m, ack(claim))
+    const mine = sends(p0.takeOutputs()).find((s) => s.to === 'p2' && s.message.t === 'handoff')?.message
+    expect(mine?.t === 'handoff' && mine.lost === true && mine.record.owner === 'p2').toBe(true)
+    // p2's hand-off naming p0 crosses it: same version, it loses the tie to p0's own record naming p2 (p2 > p0).
+    p0.handle(loop.now, 'p2', { t: 'handoff', record: { ranges: lost, owner: 'p0', version: guess.version, ownerIncarnation: 0 }, delivered: [], lost: true })
+    const outs = p0.takeOutputs()
+    // p2 owns nothing there yet: it will once p0's hand-off arrives. p0 neither owns nor reclaims.
+    expect(p0.ownedSet.equals(before)).toBe(true)
+    expect(p0.view.ownerOf(lost.min as number)).toBe('p2')
+    expect(sends(outs).filter((s) => s.message.t === 'facts' && s.message.records.some((r) => r.owner === 'p0'))).toEqual([])
+    const p2 = loop.core('p2')
+    p2.handle(loop.now, 'p0', mine as Message)
+    expect(p2.ownedSet.containsAll(lost)).toBe(true)
+  })
 })
 
 /** Hand-delivered messages between the cores of a settled loop: nothing moves unless `deliver` says so. */

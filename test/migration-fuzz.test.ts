@@ -310,4 +310,14 @@ describe('ownership migrations under churn', () => {
   it('seeds 8088 and 33354 (a broadcast whose root crashes just after the last planned event)', () => {
     expect([8088, 33354].map((s) => trial(s))).toEqual([null, null])
   })
+
+  // Seed 39412: j0 crashed holding [3,5); p0 and j2 both claimed it at v2000, and orphan re-homes
+  // (+1) of a leaver's guess gave views j2 v2001 and p0 v2001. Each claim settled naming the
+  // other, so p0 and j2 handed [3,5) to each other ("lost" hand-offs that crossed). j2, whose view
+  // named the sender p0 (its own hand-off's record), took p0's hand-off for one whose record lost a
+  // tie and reclaimed [3,5) at v3001, owning it, while p0 owned it on j2's hand-off. A peer with its
+  // own hand-off to the sender still unacknowledged there no longer reclaims.
+  it('seed 39412 (two settled claims handing the same ranges to each other)', () => {
+    expect(trial(39412)).toBeNull()
+  })
 })
