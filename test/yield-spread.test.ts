@@ -13,6 +13,7 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import type { FactsMessage, Message } from '../overlay/messages.ts'
 import type { Output } from '../overlay/outputs.ts'
+import type { TreecastCore } from '../overlay/core.ts'
 import { settled } from './core-loop.ts'
 
 const facts = (f: Partial<FactsMessage>): FactsMessage => ({ t: 'facts', vnodeCount: 23, members: [], records: [], welcome: false, ...f })
@@ -25,6 +26,17 @@ function factsTo (outs: Output[], owner: PeerId, version: number): PeerId[] {
     if (o.message.records.some((r) => r.owner === owner && r.version === version)) to.push(o.to)
   }
   return to.sort()
+}
+
+/** p4 of a settled loop, told by p1 that p3 died: p3's ranges and the claim p4 sent for them. */
+function claimAtP4 (): { loop: ReturnType<typeof settled>, p4: TreecastCore, lost: IntervalSet, claim: OwnershipRecord } {
+  const loop = settled()
+  const p4 = loop.core('p4')
+  p4.takeOutputs()
+  const lost = p4.view.rangesOf('p3')
+  p4.handle(loop.now, 'p1', facts({ members: [{ peer: 'p3', incarnation: 0, status: 'dead' }] }))
+  const claim = p4.takeOutputs().flatMap((o) => o.type === 'send' && o.message.t === 'facts' && o.message.claim === true ? o.message.records : [])[0] as OwnershipRecord
+  return { loop, p4, lost, claim }
 }
 
 describe('a yield, or a claim settled under a newer record, is told to every member', () => {
@@ -49,12 +61,7 @@ describe('a yield, or a claim settled under a newer record, is told to every mem
   })
 
   it('a claimer whose claim a newer record beat tells the members that record, not its owner (given a hand-off)', () => {
-    const loop = settled()
-    const p4 = loop.core('p4')
-    p4.takeOutputs()
-    const lost = p4.view.rangesOf('p3')
-    p4.handle(loop.now, 'p1', facts({ members: [{ peer: 'p3', incarnation: 0, status: 'dead' }] }))
-    const claim = p4.takeOutputs().flatMap((o) => o.type === 'send' && o.message.t === 'facts' && o.message.claim === true ? o.message.records : [])[0] as OwnershipRecord
+    const { loop, p4, lost, claim } = claimAtP4()
     expect(claim.owner).toBe('p4')
     const newer: OwnershipRecord = { ranges: lost, owner: 'p1', version: claim.version + 1000, ownerIncarnation: 0 }
     p4.handle(loop.now, 'p0', facts({ records: [newer] }))
@@ -66,12 +73,7 @@ describe('a yield, or a claim settled under a newer record, is told to every mem
   })
 
   it('a claimer whose view names it at a newer version than its claim when it settles tells the members that record; not when it settles as claimed', () => {
-    const loop = settled()
-    const p4 = loop.core('p4')
-    p4.takeOutputs()
-    const lost = p4.view.rangesOf('p3')
-    p4.handle(loop.now, 'p1', facts({ members: [{ peer: 'p3', incarnation: 0, status: 'dead' }] }))
-    const claim = p4.takeOutputs().flatMap((o) => o.type === 'send' && o.message.t === 'facts' && o.message.claim === true ? o.message.records : [])[0] as OwnershipRecord
+    const { loop, p4, lost, claim } = claimAtP4()
     // Another view's take-over guess naming p4, newer: nothing sent while the claim waits.
     const newer: OwnershipRecord = { ranges: lost, owner: 'p4', version: claim.version + 1000, ownerIncarnation: 0 }
     p4.handle(loop.now, 'p0', facts({ records: [newer] }))
@@ -91,15 +93,10 @@ describe('a yield, or a claim settled under a newer record, is told to every mem
   })
 
   it('a claim beaten by two owners, each on a part: each owner is told the other\'s record', () => {
-    const loop = settled()
-    const p4 = loop.core('p4')
-    p4.takeOutputs()
-    const lost = p4.view.rangesOf('p3')
+    const { loop, p4, lost, claim } = claimAtP4()
     const lo = lost.values().next().value as number
     const [a, b] = [lost.intersection(IntervalSet.range(0, lo + 2)), lost.difference(IntervalSet.range(0, lo + 2))]
     expect(a.isEmpty || b.isEmpty).toBe(false)
-    p4.handle(loop.now, 'p1', facts({ members: [{ peer: 'p3', incarnation: 0, status: 'dead' }] }))
-    const claim = p4.takeOutputs().flatMap((o) => o.type === 'send' && o.message.t === 'facts' && o.message.claim === true ? o.message.records : [])[0] as OwnershipRecord
     const toP1: OwnershipRecord = { ranges: a, owner: 'p1', version: claim.version + 1000, ownerIncarnation: 0 }
     const toP2: OwnershipRecord = { ranges: b, owner: 'p2', version: claim.version + 1000, ownerIncarnation: 0 }
     p4.handle(loop.now, 'p0', facts({ records: [toP1, toP2] }))
