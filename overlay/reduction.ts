@@ -173,11 +173,9 @@ export class Reductions {
   }
 
   /**
-   * `to` acknowledged the start of reduction `id` for `part`: its partial is on the way.
-   * Not from a peer already known gone: its acknowledgement crossed its leave (or death),
-   * whose news made this peer forget it, and its partial is not coming. Taken as a promise,
-   * it was kept when the peer came back as a new incarnation, and this peer waited for it
-   * for the whole of reduceMaxDurationMs (test/migration-fuzz seed 30449).
+   * `to` acknowledged the start of reduction `id` for `part`: its partial is on the way. Not
+   * from a peer known gone (its acknowledgement crossed its leave: no partial comes; kept,
+   * its next incarnation was waited for up to reduceMaxDurationMs: migration-fuzz 30449).
    */
   onStartAcked (id: string, to: PeerId, part: IntervalSet): void {
     const r = this.active.get(id)
