@@ -24,7 +24,7 @@ import { UnackedHandoffs } from './unacked-handoffs.ts'
 import { DeadNotices } from './dead-notices.ts'
 import { numberedBy } from './incarnation-numbers.ts'
 import type { OwnershipHost } from './ownership-host.ts'
-import { spreadRecords, tellOthers, type RecordNewsHost } from './record-news.ts'
+import { spreadRecords, tellOthers, tellOwner, type RecordNewsHost } from './record-news.ts'
 export { MAX_ORPHAN_RECORDS } from './orphans.ts'
 export { JOINER_FORWARD_MS } from './join-announce.ts'
 export type { OwnershipHost } from './ownership-host.ts'
@@ -234,6 +234,12 @@ export class OwnershipEngine {
       // Handed to a peer already gone (a leaver's successor that left or crashed unnoticed): nobody would own it; the successor rule takes it.
       this.takeOver(now, rec.owner, ORPHAN_VERSION_STEP, members.incarnationOf(rec.owner))
       return true
+    }
+    // Named for an incarnation older than the alive one known: its hand-off (or a take-over's notice) went to that incarnation, lost. Unknown to the
+    // owner, it could win here for good over a claim answered already. Told, the owner claims it or answers what beat it (what this peer owns goes by hand-off).
+    if (rec.owner !== self && rec.ownerIncarnation !== undefined && rec.ownerIncarnation < members.incarnationOf(rec.owner)) {
+      const untold = won.difference(this.ownedValue)
+      if (!untold.isEmpty) tellOwner(this.news, { ...rec, ranges: untold })
     }
     if (rec.owner === self) {
       // Another view made this peer a successor (takeOver): claimed here unless owned or claimed already.

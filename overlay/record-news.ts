@@ -45,3 +45,11 @@ export function tellOthers (host: RecordNewsHost, to: PeerId, ranges: IntervalSe
   const other = host.view.recordsIn(ranges).filter((r) => r.owner !== owner)
   if (other.length > 0) host.send(to, facts(host, other))
 }
+
+/**
+ * Sends `record`'s owner the record: one naming an incarnation older than the one alive, whose own
+ * hand-off or notice went to that incarnation. In its own view it claims it or answers with what beat it.
+ */
+export function tellOwner (host: RecordNewsHost, record: OwnershipRecord): void {
+  host.send(record.owner, facts(host, [record]))
+}
