@@ -336,11 +336,7 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
 
   private onPeerDown (peer: string, inc: number | undefined): void {
     if (!this.started) return
-    // The contact, or where a leaving contact sent this join (overlay/join-attempt.ts).
-    if (this.coreValue?.state === 'joining' && peer === this.coreValue.joiningThrough) {
-      this.pending.reject('joined', new JoinFailedError(`cannot reach ${peer}; join() again through another contact`))
-      return
-    }
+    // The contact of a join under way (or where a leaving contact sent it): the core outputs `join-failed`.
     this.coreValue?.peerDown(this.now(), peer, inc)
     this.afterInput()
   }
@@ -395,6 +391,8 @@ export class TreecastService extends TypedEventEmitter<TreecastEvents> implement
           break
         case 'tree': this.emit('tree', { kind: o.kind, root: o.root, parent: o.parent }); break
         case 'joined': this.pending.resolve('joined', undefined); this.emit('joined', null); break
+        // Given up at once, not at joinTimeoutMs: join() drops the core, and a rejoin tries its next contact.
+        case 'join-failed': this.pending.reject('joined', new JoinFailedError(`cannot reach ${o.contact}; join() again through another contact`)); break
         case 'left': this.pending.resolve('left', { drained: o.drained }); this.emit('left', { drained: o.drained }); break
         case 'evicted': this.onEvicted(core); break
       }

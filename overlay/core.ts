@@ -375,12 +375,12 @@ export class TreecastCore {
   }
 
   /**
-   * The driver lost its connection to `peer` (closed, reset, or the process is gone).
-   * `incarnation`, when the driver knows it, keeps a late notice about an old incarnation
-   * from killing a restarted peer.
+   * The driver lost its connection to `peer` (closed, reset, or the process is gone). `incarnation`, when the driver
+   * knows it, keeps a late notice about an old incarnation from killing a restarted peer. A joiner's contact: `join-failed`.
    */
   peerDown (now: number, peer: PeerId, incarnation?: number): void {
     this.now = now
+    if (this.stateValue === 'joining' && this.joinAttempt?.contactDown(peer) === true) this.out.push({ type: 'join-failed', contact: peer })
     if (this.stateValue !== 'running' && this.stateValue !== 'leaving') return
     if (incarnation !== undefined && incarnation < this.members.incarnationOf(peer)) return
     const inc = this.members.incarnationOf(peer)

@@ -43,6 +43,7 @@ export function joinElsewhereTarget (self: PeerId, joiner: PeerId, leaveTarget: 
 /** The joiner's side: the contact asked last, and the join it was sent. */
 export class JoinAttempt {
   private redirectsValue = 0
+  private downReported: PeerId | undefined
 
   constructor (private contactValue: PeerId, readonly message: JoinMessage) {}
 
@@ -62,6 +63,19 @@ export class JoinAttempt {
     if (this.redirectsValue >= MAX_JOIN_REDIRECTS) return 'join-redirect-limit'
     this.redirectsValue++
     this.contactValue = to
+    return true
+  }
+
+  /**
+   * The connection to `peer` closed while this join waits: true, once per contact, when
+   * `peer` is the contact. Its welcome will then most likely never come: a contact that
+   * crashed just after handing this joiner its share and before the welcome left it
+   * waiting for its host's timeout (the node's `joinTimeoutMs`, 30 s), while the members
+   * the contact had told routed to it (seed 10576 of test/broadcast-churn).
+   */
+  contactDown (peer: PeerId): boolean {
+    if (peer !== this.contactValue || this.downReported === peer) return false
+    this.downReported = peer
     return true
   }
 }

@@ -32,6 +32,12 @@ export type Output =
   | { readonly type: 'tree', readonly kind: TreeKind, readonly root: PeerId, readonly parent: PeerId | null }
   /** The join completed: this peer is a member with a view. */
   | { readonly type: 'joined' }
+  /**
+   * The connection to the contact closed before its welcome: the join will most likely
+   * never complete. The driver gives it up now, as at its join timeout (the node drops the
+   * core and its connections, so members that heard of this peer find it gone).
+   */
+  | { readonly type: 'join-failed', readonly contact: PeerId }
   /** A graceful leave finished: the driver may disconnect. */
   | { readonly type: 'left', readonly drained: boolean }
   /** This peer was declared dead by others while alive: it must rejoin. */

@@ -121,6 +121,25 @@ describe('join-elsewhere from the wrong peer or at the wrong time', () => {
     expect(c.stats.rejected['welcome-not-from-contact']).toBe(1)
   })
 
+  it('the contact going down before its welcome: join-failed, once, and only for the current contact', () => {
+    const c = core()
+    c.peerDown(2, 'p5')
+    expect(c.takeOutputs()).toEqual([])
+    c.peerDown(3, 'p1')
+    expect(c.takeOutputs()).toEqual([{ type: 'join-failed', contact: 'p1' }])
+    c.peerDown(4, 'p1') // a second notice of the same close
+    expect(c.takeOutputs()).toEqual([])
+    expect(c.state).toBe('joining') // the driver gives it up (the node drops the core)
+    // Redirected meanwhile: the old contact's close says nothing about the new one.
+    const d = core()
+    d.handle(1, 'p1', { t: 'join-elsewhere', to: 'p2' })
+    d.takeOutputs()
+    d.peerDown(2, 'p1')
+    expect(d.takeOutputs()).toEqual([])
+    d.peerDown(3, 'p2')
+    expect(d.takeOutputs()).toEqual([{ type: 'join-failed', contact: 'p2' }])
+  })
+
   it('a member that is not joining counts a join-elsewhere as a rejection and changes nothing', () => {
     const loop = settled()
     loop.input('p0', (c) => c.handle(loop.now, 'p1', { t: 'join-elsewhere', to: 'p2' }))
