@@ -11,6 +11,7 @@
 import { performance } from 'node:perf_hooks'
 import type { PrivateKey } from '@libp2p/interface'
 import { createTreecast, type CreateTreecastInit, type TreecastNode } from '../../node/create-treecast.ts'
+import { JoinFailedError } from '../../node/errors.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
 import { DEFAULT_TREE_ROOT_STRIDE } from '../../overlay/config.ts'
 import { isTreeRoot } from '../../overlay/tree-roots.ts'
@@ -90,6 +91,7 @@ export class LiveRun {
   private offsetMs = 0
   private messagesOfGone = 0
   private leavesTimedOut = 0
+  private joinsFailed = 0
   private bytesOfGone = 0
   private readonly byName = new Map<string, number>()
   /** Peers named as a root in the schedule: random leaves and crashes never pick them. */
@@ -246,7 +248,9 @@ export class LiveRun {
     p.status = 'joining'
     this.markChange('join')
     const node = await this.create(p)
-    await node.join((contact.node as TreecastNode).id, want !== undefined ? { want } : {})
+    const joined = await node.join((contact.node as TreecastNode).id, want !== undefined ? { want } : {}).then(() => true, (err: Error) => { if (err instanceof JoinFailedError) return false; throw err })
+    // The contact went down before its welcome: counted, and the peer stops, as in the simulator.
+    if (!joined) { this.joinsFailed++; p.status = 'crashed'; this.retire(node); await node.stop(); return }
     p.status = 'running'
     this.progress(`${p.name} (${p.cluster}) joined through ${contact.name}, owns ${node.owned().size} virtual nodes`)
   }
@@ -486,6 +490,7 @@ export class LiveRun {
       net: { messages, bytes, wanBytes: this.init.network?.wanBytes() ?? 0 },
       unowned: this.vnodes - owned.size,
       leavesTimedOut: this.leavesTimedOut,
+      joinsFailed: this.joinsFailed,
       firstStableMs: this.firstStableMs,
       repairs: this.repairs,
       violations: this.violations

@@ -31,6 +31,7 @@ export interface ReportInput {
   net: { messages: number, bytes: number, wanBytes: number }
   unowned: number
   leavesTimedOut: number
+  joinsFailed: number
   firstStableMs: number | null
   repairs: readonly RepairReport[]
   violations: readonly string[]
@@ -97,7 +98,8 @@ export function buildReport (x: ReportInput): SimReport {
       bytes: x.net.bytes,
       wanBytes: x.net.wanBytes,
       unownedVnodesAtEnd: x.unowned,
-      leavesTimedOut: x.leavesTimedOut
+      leavesTimedOut: x.leavesTimedOut,
+      joinsFailed: x.joinsFailed
     },
     stability: { firstStableMs: x.firstStableMs === null ? null : round(x.firstStableMs), repairs: x.repairs.map((r) => ({ ...r, atMs: round(r.atMs), treesRepairedAfterMs: r.treesRepairedAfterMs === null ? null : round(r.treesRepairedAfterMs), stableAfterMs: r.stableAfterMs === null ? null : round(r.stableAfterMs) })) },
     probes: { total: x.probes, perPeerMean: round(x.probes / Math.max(1, x.everStarted)), light: x.probesLight, offers: x.offers },
@@ -197,6 +199,8 @@ export interface SimReport {
     unownedVnodesAtEnd: number
     /** Graceful leaves that hit `leaveTimeoutMs` before their data drained (0 when nothing is stuck). */
     leavesTimedOut: number
+    /** Joins given up because the contact went down before its welcome (the joiner then counts as crashed). */
+    joinsFailed: number
   }
   stability: { firstStableMs: number | null, repairs: RepairReport[] }
   /** `light`: probes that reused a bandwidth measured recently instead of downloading (`probeBandwidthReuseMs`). */

@@ -53,6 +53,7 @@ export class Simulation {
   private readonly protectedRoots = new Set<number>()
   private readonly initial: number
   private leavesTimedOut = 0
+  private joinsFailed = 0
   /** Probes and rejected input of the cores that are gone (left, crashed). */
   private readonly goneFigures = new CoreFigures()
 
@@ -215,6 +216,12 @@ export class Simulation {
         return
       case 'joined':
         if (p.status === 'joining') p.status = 'running'
+        return
+      case 'join-failed':
+        // Its contact went down before the welcome: given up as the node does (the core and
+        // its connections dropped), so the members that heard of it find it gone.
+        this.joinsFailed++
+        this.gone(p, 'crashed')
         return
       case 'left':
         if (!o.drained) this.leavesTimedOut++
@@ -464,6 +471,7 @@ export class Simulation {
       net: this.net.stats(),
       unowned: this.checker.unowned(),
       leavesTimedOut: this.leavesTimedOut,
+      joinsFailed: this.joinsFailed,
       firstStableMs: this.stability.firstStableMs,
       repairs: this.stability.repairs,
       violations: this.checker.violations
