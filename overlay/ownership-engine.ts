@@ -232,7 +232,11 @@ export class OwnershipEngine {
     const status = members.statusOf(rec.owner)
     if ((status === 'left' || status === 'dead') && (rec.ownerIncarnation === undefined || rec.ownerIncarnation <= members.incarnationOf(rec.owner))) {
       // Handed to a peer already gone (a leaver's successor that left or crashed unnoticed): nobody would own it; the successor rule takes it.
+      // What it took from this peer goes to whom the view names now, as below: kept, it had two owners once that successor's claim settled
+      // (seed 50695: a take-over of a restarted peer's old incarnation, whose successor had left, beat what the new incarnation was handed).
+      const lost = won.intersection(this.ownedValue)
       this.takeOver(now, rec.owner, ORPHAN_VERSION_STEP, members.incarnationOf(rec.owner))
+      for (const r of view.recordsIn(lost)) if (r.owner !== self && members.isAlive(r.owner)) this.yieldTo(r)
       return true
     }
     // Named for an incarnation older than the alive one known: its hand-off (or a take-over's notice) went to that incarnation, lost. Unknown to the
@@ -248,16 +252,17 @@ export class OwnershipEngine {
       return true
     }
     const lost = won.intersection(this.ownedValue)
-    if (lost.isEmpty) return true
-    // A newer (or tie-winning) claim took ranges this peer holds: pass their state on.
-    this.setOwned(this.ownedValue.difference(lost), 'conflict')
-    const record: OwnershipRecord = { ranges: lost, owner: rec.owner, version: rec.version, ...(rec.ownerIncarnation !== undefined ? { ownerIncarnation: rec.ownerIncarnation } : {}) }
-    this.host.send(rec.owner, { t: 'handoff', record, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), lost) })
-    // The members applied the record by which this peer held it; the one that beat it may have reached few (test/migration-fuzz 3181).
-    spreadRecords(this.news, [record])
+    if (!lost.isEmpty) this.yieldTo({ ranges: lost, owner: rec.owner, version: rec.version, ...(rec.ownerIncarnation !== undefined ? { ownerIncarnation: rec.ownerIncarnation } : {}) })
     return true
   }
 
+  /** A newer (or tie-winning) `record` took ranges this peer holds: pass their state on to its owner. */
+  private yieldTo (record: OwnershipRecord): void {
+    this.setOwned(this.ownedValue.difference(record.ranges), 'conflict')
+    this.host.send(record.owner, { t: 'handoff', record, delivered: deliveredWithin(new Map(this.host.streams.delivered.entries()), record.ranges) })
+    // The members applied the record by which this peer held it; the one that beat it may have reached few (test/migration-fuzz 3181).
+    spreadRecords(this.news, [record])
+  }
 
   /** `restartedAs`: the change is the death of an incarnation that a newer one, `restartedAs`, replaced unnoticed. */
   private memberChanged (now: number, c: MemberChange, restartedAs?: number): void {

@@ -320,4 +320,12 @@ describe('ownership migrations under churn', () => {
   it('seed 39412 (two settled claims handing the same ranges to each other)', () => {
     expect(trial(39412)).toBeNull()
   })
+
+  // Seed 50695: p4 crashed and restarted (incarnation 1); p3, leaving before it heard, handed [9,10) to p4#0, and p4#1 took
+  // it. Views learning of the restart took p4#0's ranges over for p5 (v2000), which left just after. p4 applied that record
+  // with p5 gone: the orphan re-home named p6 (v2001) but p4 kept [9,10), and p6's claim of it settled: two owners. A record
+  // naming a peer gone that beats what this peer owns now yields it to the successor (test/orphan-yield).
+  it('seed 50695 (a take-over of a restarted peer\'s old incarnation, its successor gone, beating what the new one was handed)', () => {
+    expect(trial(50695)).toBeNull()
+  })
 })
