@@ -24,7 +24,7 @@ import { UnackedHandoffs } from './unacked-handoffs.ts'
 import { DeadNotices } from './dead-notices.ts'
 import { numberedBy } from './incarnation-numbers.ts'
 import type { OwnershipHost } from './ownership-host.ts'
-import { spreadRecords, tellOthers, tellOwner, type RecordNewsHost } from './record-news.ts'
+import { spreadRecords, tellGuessed, tellOthers, tellOwner, type RecordNewsHost } from './record-news.ts'
 export { MAX_ORPHAN_RECORDS } from './orphans.ts'
 export { JOINER_FORWARD_MS } from './join-announce.ts'
 export type { OwnershipHost } from './ownership-host.ts'
@@ -61,8 +61,7 @@ export class OwnershipEngine {
   private readonly claims = new PendingClaims()
   private readonly donors = new JoinDonors() // shares asked of donors for joiners (most-loaded)
 
-  /** A joiner's own announcements (overlay/join-announce.ts). */
-  readonly announce: JoinAnnouncer
+  readonly announce: JoinAnnouncer // a joiner's own announcements (overlay/join-announce.ts)
   /** Records told to peers whose views may lack them (overlay/record-news.ts). */
   private readonly news: RecordNewsHost
   constructor (private readonly host: OwnershipHost) {
@@ -228,6 +227,7 @@ export class OwnershipEngine {
     this.guesses.heard(this.host.view, rec)
     // Naming this peer, it lost here (a take-over guessed by a view that missed a crashed sender's hand-off): the sender learns what beat it (seed 9170).
     if (rec.owner === self && from !== self) tellOthers(this.news, from, rec.ranges.difference(won), self)
+    else tellGuessed(this.news, rec, won, this.guesses.below(rec.version)) // seed 64537: it lost to a successor guessed here (record-news.ts)
     if (won.isEmpty) return false
     const status = members.statusOf(rec.owner)
     if ((status === 'left' || status === 'dead') && (rec.ownerIncarnation === undefined || rec.ownerIncarnation <= members.incarnationOf(rec.owner))) {

@@ -53,3 +53,16 @@ export function tellOthers (host: RecordNewsHost, to: PeerId, ranges: IntervalSe
 export function tellOwner (host: RecordNewsHost, record: OwnershipRecord): void {
   host.send(record.owner, facts(host, [record]))
 }
+
+/**
+ * `rec` (naming another peer, `won` where it won) lost here to successors this view guessed and told nobody (`guessed`: over
+ * records older than `rec`): each guessed owner alive is told its record, to claim it or answer what beat it. Views that knew
+ * different members re-home an orphan (+1) to different successors; the real one's record ties and can lose to the guess, which
+ * then, untold, would win for good here and in snapshots sent from here (seed 64537).
+ */
+export function tellGuessed (host: RecordNewsHost, rec: OwnershipRecord, won: IntervalSet, guessed: IntervalSet): void {
+  const lost = guessed.isEmpty ? guessed : rec.ranges.difference(won).intersection(guessed)
+  if (lost.isEmpty) return
+  const alive = new Set(host.alive())
+  for (const r of host.view.recordsIn(lost)) if (r.owner !== host.self && r.owner !== rec.owner && alive.has(r.owner)) tellOwner(host, r)
+}

@@ -328,4 +328,12 @@ describe('ownership migrations under churn', () => {
   it('seed 50695 (a take-over of a restarted peer\'s old incarnation, its successor gone, beating what the new one was handed)', () => {
     expect(trial(50695)).toBeNull()
   })
+
+  // Seed 64537: j0 left holding 10 (p2's hand-off, v1000). As its connection closed, views re-homed it (+1): p7, which had not
+  // heard of j1 yet, to p0 (a guess told nobody), the rest and p2 (whose hand-off to j0 went unacknowledged) to j1, which owned
+  // it and announced j1 v1001. That record tied with p7's guess and lost by peer id: p7 (and p3, welcomed by p7) named p0 for
+  // good. A record losing to a guess of this view now tells the guessed successor, which claims it (test/guess-tie-told).
+  it('seed 64537 (a leaver\'s range re-homed to different successors, the real owner\'s record losing the tie to a guess)', () => {
+    expect(trial(64537)).toBeNull()
+  })
 })
