@@ -336,4 +336,9 @@ describe('ownership migrations under churn', () => {
   it('seed 64537 (a leaver\'s range re-homed to different successors, the real owner\'s record losing the tie to a guess)', () => {
     expect(trial(64537)).toBeNull()
   })
+
+  // Seed 72172 failed the same way before that fix ("j5's view names j2 for 15, owned by j1").
+  it('seed 72172 (the same, among joiners)', () => {
+    expect(trial(72172)).toBeNull()
+  })
 })
