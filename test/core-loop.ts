@@ -341,3 +341,17 @@ export function coreThatDeclaredBDead (): TreecastCore {
   a.takeOutputs()
   return a
 }
+
+/** Once quiet: every virtual node owned by exactly one running peer, which every running view names; a broadcast from `root` reaches each once. */
+export function expectAgreed (loop: Loop, vnodes: number, root: PeerId = 'p0'): void {
+  const up = loop.running()
+  for (let v = 0; v < vnodes; v++) {
+    const owners = up.filter((n) => loop.core(n).ownedSet.has(v))
+    expect([v, owners.length]).toEqual([v, 1])
+    for (const n of up) expect([n, v, loop.core(n).view.ownerOf(v)]).toEqual([n, v, owners[0]])
+  }
+  const id = loop.input(root, (c) => c.broadcast(loop.now, Uint8Array.of(1)))
+  loop.run(1000)
+  expectExactlyOnce(loop, id, vnodes)
+  loop.ok()
+}
