@@ -13,7 +13,7 @@ import type { FactsMessage, Message } from '../overlay/messages.ts'
 import type { Output } from '../overlay/outputs.ts'
 import { MAX_PENDING_CLAIMS, PendingClaims } from '../overlay/pending-claims.ts'
 import { DEFAULT_FAILURE_DETECTION_TIMEOUT_MS } from '../overlay/config.ts'
-import { Loop, settled } from './core-loop.ts'
+import { factsMessage, Loop, settled } from './core-loop.ts'
 
 type Sent = { to: PeerId, message: Message }
 
@@ -23,7 +23,7 @@ function sends (outs: Output[]): Sent[] {
   return out
 }
 
-const facts = (f: Partial<FactsMessage>): FactsMessage => ({ t: 'facts', vnodeCount: 23, members: [], records: [], welcome: false, ...f })
+const facts = (f: Partial<FactsMessage>): FactsMessage => factsMessage(23, f)
 
 /** p4 learns from p1 that p3 crashed: returns its claim (sent to p0, p1, p2) and what p3 owned. */
 function crashP3 (): { loop: ReturnType<typeof settled>, p4: TreecastCore, claim: OwnershipRecord, lost: IntervalSet, before: IntervalSet } {

@@ -10,7 +10,7 @@ import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import { TreecastCore } from '../overlay/core.ts'
 import type { CoreInit } from '../overlay/config.ts'
-import type { Message } from '../overlay/messages.ts'
+import type { FactsMessage, Message } from '../overlay/messages.ts'
 import type { Output } from '../overlay/outputs.ts'
 import type { ContributeFn } from '../overlay/reduction.ts'
 import type { CombineFn } from '../overlay/reduce-ops.ts'
@@ -354,4 +354,18 @@ export function expectAgreed (loop: Loop, vnodes: number, root: PeerId = 'p0'): 
   loop.run(1000)
   expectExactlyOnce(loop, id, vnodes)
   loop.ok()
+}
+
+/** A `facts` message of an overlay of `vnodeCount` virtual nodes: empty but for `f`. */
+export function factsMessage (vnodeCount: number, f: Partial<FactsMessage>): FactsMessage {
+  return { t: 'facts', vnodeCount, members: [], records: [], welcome: false, ...f }
+}
+
+/** {@link settled}, then `leaver` leaves (its ranges go to its successor) and is known to have left everywhere. */
+export function settledAfterLeave (vnodes: number, leaver: PeerId): Loop {
+  const loop = settled(vnodes)
+  loop.input(leaver, (c) => c.leave(loop.now))
+  loop.run(500)
+  for (const n of loop.running()) expect([n, loop.core(n).members.statusOf(leaver)]).toEqual([n, 'left'])
+  return loop
 }

@@ -10,18 +10,14 @@
 import { describe, expect, it } from 'vitest'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import type { FactsMessage } from '../overlay/messages.ts'
-import { expectAgreed, settled } from './core-loop.ts'
+import { factsMessage, settledAfterLeave, expectAgreed } from './core-loop.ts'
 
 const V = 23
-const facts = (f: Partial<FactsMessage>): FactsMessage => ({ t: 'facts', vnodeCount: V, members: [], records: [], welcome: false, ...f })
+const facts = (f: Partial<FactsMessage>): FactsMessage => factsMessage(V, f)
 
 describe('a record losing the tie to a successor this view guessed', () => {
   it('the guessed successor is told, claims it, and every view ends up naming the one owner', () => {
-    const loop = settled(V)
-    // p2 leaves (its ranges go to p3) and is gone everywhere.
-    loop.input('p2', (c) => c.leave(loop.now))
-    loop.run(500)
-    for (const n of loop.running()) expect([n, loop.core(n).members.statusOf('p2')]).toEqual([n, 'left'])
+    const loop = settledAfterLeave(V, 'p2') // p2's ranges went to p3
     const p4 = loop.core('p4')
     const ranges = loop.core('p1').ownedSet
     const base = p4.view.maxVersionIn(ranges)

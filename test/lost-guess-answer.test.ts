@@ -12,9 +12,9 @@ import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import type { FactsMessage } from '../overlay/messages.ts'
 import type { Output } from '../overlay/outputs.ts'
-import { expectExactlyOnce, settled } from './core-loop.ts'
+import { factsMessage, expectExactlyOnce, settled } from './core-loop.ts'
 
-const facts = (f: Partial<FactsMessage>): FactsMessage => ({ t: 'facts', vnodeCount: 23, members: [], records: [], welcome: false, ...f })
+const facts = (f: Partial<FactsMessage>): FactsMessage => factsMessage(23, f)
 
 /** The records of facts that `outs` send to `to`. */
 function recordsTo (outs: Output[], to: PeerId): OwnershipRecord[] {

@@ -11,18 +11,14 @@
 import { describe, expect, it } from 'vitest'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import type { FactsMessage } from '../overlay/messages.ts'
-import { expectExactlyOnce, settled } from './core-loop.ts'
+import { factsMessage, settledAfterLeave, expectExactlyOnce } from './core-loop.ts'
 
 const V = 23
-const facts = (f: Partial<FactsMessage>): FactsMessage => ({ t: 'facts', vnodeCount: V, members: [], records: [], welcome: false, ...f })
+const facts = (f: Partial<FactsMessage>): FactsMessage => factsMessage(V, f)
 
 describe('a record naming a peer gone beats ranges this peer owns', () => {
   it('the owner yields them to the successor its view re-homes them to, which ends up the only owner', () => {
-    const loop = settled(V)
-    // p2 leaves (its ranges go to p3) and is gone everywhere.
-    loop.input('p2', (c) => c.leave(loop.now))
-    loop.run(500)
-    for (const n of loop.running()) expect([n, loop.core(n).members.statusOf('p2')]).toEqual([n, 'left'])
+    const loop = settledAfterLeave(V, 'p2') // p2's ranges went to p3
     const p4 = loop.core('p4')
     const ranges = p4.ownedSet
     // A record some view made for p2 before it heard p2 left, beating p4's (a take-over of ranges it held as an older incarnation), reaches everyone.

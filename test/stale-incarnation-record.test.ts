@@ -19,10 +19,10 @@ import { IntervalSet } from '../virtual-nodes/interval-set.ts'
 import type { PeerId } from '../virtual-nodes/peer-id.ts'
 import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import type { FactsMessage } from '../overlay/messages.ts'
-import { expectAgreed, settled, type Loop } from './core-loop.ts'
+import { factsMessage, expectAgreed, settled, type Loop } from './core-loop.ts'
 
 const V = 23
-const facts = (f: Partial<FactsMessage>): FactsMessage => ({ t: 'facts', vnodeCount: V, members: [], records: [], welcome: false, ...f })
+const facts = (f: Partial<FactsMessage>): FactsMessage => factsMessage(V, f)
 
 /** `name` crashed (nobody noticed yet) and comes back as incarnation `inc` through `contact`, asking for `want`. */
 function restart (loop: Loop, name: PeerId, contact: PeerId, inc: number, want: IntervalSet): void {

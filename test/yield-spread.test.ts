@@ -14,9 +14,9 @@ import type { OwnershipRecord } from '../virtual-nodes/ownership-map.ts'
 import type { FactsMessage, Message } from '../overlay/messages.ts'
 import type { Output } from '../overlay/outputs.ts'
 import type { TreecastCore } from '../overlay/core.ts'
-import { settled } from './core-loop.ts'
+import { factsMessage, settled } from './core-loop.ts'
 
-const facts = (f: Partial<FactsMessage>): FactsMessage => ({ t: 'facts', vnodeCount: 23, members: [], records: [], welcome: false, ...f })
+const facts = (f: Partial<FactsMessage>): FactsMessage => factsMessage(23, f)
 
 /** To whom `outs` send facts carrying a record of `owner` at `version`. */
 function factsTo (outs: Output[], owner: PeerId, version: number): PeerId[] {
