@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// The installed `treecast` command: treecast is TypeScript run by tsx, so register tsx's
-// loader (a dependency of this package) and load bin/treecast.ts.
-import { register } from 'tsx/esm/api'
+// The installed `treecast` command: treecast is TypeScript, so register the project's
+// loader (bin/ts-loader.mjs: esbuild, a dependency of this package) and load bin/treecast.ts.
+import './ts-loader.mjs'
 
-register()
 await import('./treecast.ts')

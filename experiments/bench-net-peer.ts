@@ -3,8 +3,8 @@
  * createTreecast, a byte sink, a relay, a ping echo, the chain's emulated network), and,
  * run as a script, one peer of the multi-process chain benchmark driven over stdio:
  *
- *   node --import tsx experiments/bench-net-peer.ts raw
- *   node --import tsx experiments/bench-net-peer.ts peer '{"cluster":"B","capBytesPerSec":1000000,"vnodes":16,"steadyProbeMs":0}'
+ *   node --import ./bin/ts-loader.mjs experiments/bench-net-peer.ts raw
+ *   node --import ./bin/ts-loader.mjs experiments/bench-net-peer.ts peer '{"cluster":"B","capBytesPerSec":1000000,"vnodes":16,"steadyProbeMs":0}'
  *
  * Commands arrive on stdin, one JSON object per line, each with a `req` echoed in the
  * answer; answers and events leave on stdout, one JSON object per line.

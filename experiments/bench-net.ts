@@ -13,7 +13,7 @@
  *   (plain hosts in a full mesh), each N in a fresh child process run with `--expose-gc`
  *   (the latency part's loopback process gives the figure for its own N).
  *
- * Every latency and memory measurement runs in a fresh `node --expose-gc --import tsx
+ * Every latency and memory measurement runs in a fresh `node --expose-gc --import ./bin/ts-loader.mjs
  * experiments/bench-net.ts overlay-child ...` process (the command is printed), so the
  * chain part's 64 MiB buffers do not distort the others.
  *

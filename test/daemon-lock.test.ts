@@ -91,7 +91,7 @@ describe('two daemons on one data dir', () => {
   it('the second exits 1 naming the dir and the first one\'s pid; the first keeps its api.json', async () => {
     const d = join(tmp, 'shared')
     const args = ['start', '--data-dir', d, '--listen', '/ip4/127.0.0.1/tcp/0', '--api-listen', '127.0.0.1:0', '--vnodes', '16']
-    const first = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'ignore', 'pipe'] })
+    const first = spawn(process.execPath, ['--import', './bin/ts-loader.mjs', BIN, ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'ignore', 'pipe'] })
     let firstErr = ''
     first.stderr.setEncoding('utf8').on('data', (s: string) => { firstErr += s })
     const closed = new Promise<number | null>((resolve) => { first.on('close', (c) => { resolve(c) }) })
@@ -124,7 +124,7 @@ describe('two daemons on one data dir', () => {
 
 /** A `treecast start` process with its stderr kept. */
 function startProcess (args: string[]): { child: ReturnType<typeof spawn>, stderr: () => string, closed: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'start', '--listen', '/ip4/127.0.0.1/tcp/0', '--api-listen', '127.0.0.1:0', '--vnodes', '16', ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', './bin/ts-loader.mjs', BIN, 'start', '--listen', '/ip4/127.0.0.1/tcp/0', '--api-listen', '127.0.0.1:0', '--vnodes', '16', ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'ignore', 'pipe'] })
   let err = ''
   child.stderr!.setEncoding('utf8').on('data', (s: string) => { err += s })
   const closed = new Promise<number | null>((resolve) => { child.on('close', (c) => { resolve(c) }) })

@@ -52,7 +52,7 @@ class Daemon {
     this.exit = undefined
     this.stderr = ''
     this.client = undefined
-    const args = ['--import', 'tsx', BIN, 'start', '--data-dir', this.dir, '--listen', '/ip4/127.0.0.1/tcp/0', '--api-listen', '127.0.0.1:0',
+    const args = ['--import', './bin/ts-loader.mjs', BIN, 'start', '--data-dir', this.dir, '--listen', '/ip4/127.0.0.1/tcp/0', '--api-listen', '127.0.0.1:0',
       '--vnodes', String(VNODES), '--delivery-log', this.log, '--max-payload-bytes', String(MAX_PAYLOAD), ...extra]
     const child = spawn(process.execPath, args, { cwd: ROOT_DIR, stdio: ['pipe', 'pipe', 'pipe'] })
     this.child = child
@@ -111,7 +111,7 @@ async function waitUntil (what: string, timeoutMs: number, check: () => Promise<
 
 /** Runs the CLI to completion (for the config checks). */
 async function runCli (args: string[], timeoutMs = 20_000): Promise<{ code: number | null, stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', './bin/ts-loader.mjs', BIN, ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'pipe', 'pipe'] })
   let stderr = ''
   child.stderr.setEncoding('utf8')
   child.stderr.on('data', (d: string) => { stderr += d })

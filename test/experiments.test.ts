@@ -157,7 +157,7 @@ describe('the command line recorded with a run', () => {
 
 describe('npm run experiment', () => {
   const cli = (...args: string[]): ReturnType<typeof spawnSync> =>
-    spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'experiments/experiment.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
+    spawnSync(process.execPath, ['--import', './bin/ts-loader.mjs', join(ROOT, 'experiments/experiment.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
 
   it('exits 2 with the list of experiments on an unknown name', () => {
     const r = cli('no-such-figure')

@@ -49,7 +49,7 @@ describe('a hung peer', () => {
   })
 
   it('is declared dead by the others after missed heartbeats, learns it was evicted when it resumes, and rejoins with its ranges', async () => {
-    for (let i = 0; i < 3; i++) procs.push(new Proc(spawn(process.execPath, ['--import', 'tsx', FIXTURE, OPTIONS], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })))
+    for (let i = 0; i < 3; i++) procs.push(new Proc(spawn(process.execPath, ['--import', './bin/ts-loader.mjs', FIXTURE, OPTIONS], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })))
     const ids: string[] = []
     for (const p of procs) ids.push(String((await p.wait((e) => e.ev === 'ready', 'ready', 60_000)).id))
     const [a, b, hung] = procs as [Proc, Proc, Proc]

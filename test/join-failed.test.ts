@@ -10,7 +10,7 @@
  * experiments/scenarios/test-join-contact-crash.json: at seed 8, p0003 joins through
  * p0000 on slow links (200 KB/s, no packet-level interleaving), which hands it [4,8) and
  * crashes with the welcome still on its uplink. Replay with
- * `npx tsx experiments/sim/cli.ts experiments/scenarios/test-join-contact-crash.json`.
+ * `npm run --silent sim -- experiments/scenarios/test-join-contact-crash.json`.
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'

@@ -125,7 +125,7 @@ class Peer {
 }
 
 function spawnPeer (name: string): Peer {
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], { cwd: ROOT_DIR, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', './bin/ts-loader.mjs', FIXTURE], { cwd: ROOT_DIR, stdio: ['pipe', 'pipe', 'pipe'] })
   return new Peer(name, child)
 }
 

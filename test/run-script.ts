@@ -1,4 +1,4 @@
-/** Runs a TypeScript script of the repository with tsx to completion (CLI tests). */
+/** Runs a TypeScript script of the repository with the project's loader (bin/ts-loader.mjs) to completion (CLI tests). */
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
@@ -8,7 +8,7 @@ export const TREECAST_BIN = fileURLToPath(new URL('../bin/treecast.ts', import.m
 
 /** Runs `script` with `args` from the repository's root; killed after `timeoutMs`. */
 export async function runScript (script: string, args: string[], timeoutMs = 30_000): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', './bin/ts-loader.mjs', script, ...args], { cwd: ROOT_DIR, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })

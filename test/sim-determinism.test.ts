@@ -35,7 +35,7 @@ describe('simulator determinism', () => {
     const a = runJson(small())
     const b = runJson(small())
     expect(b.length).toBe(a.length)
-    expect(b === a, 'reports differ; replay: npx tsx experiments/sim/cli.ts experiments/scenarios/small.json --json').toBe(true)
+    expect(b === a, 'reports differ; replay: npm run --silent sim -- experiments/scenarios/small.json --json').toBe(true)
   })
 
   it('same scenario and seed: byte-identical reports, with another run in between (random scenario)', () => {

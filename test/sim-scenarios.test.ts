@@ -3,7 +3,7 @@
  * situation: a broadcast on stable trees, a crash in the middle of a long broadcast, a
  * leave during a reduction, a rejoin asking for its old ranges, many more virtual nodes
  * than peers. Every run must keep the invariants and complete its collectives correctly.
- * Replay any of them with `npx tsx experiments/sim/cli.ts experiments/scenarios/<file>`.
+ * Replay any of them with `npm run --silent sim -- experiments/scenarios/<file>`.
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -25,7 +25,7 @@ function load (name: string): Scenario {
 }
 
 function replay (name: string): string {
-  return `npx tsx experiments/sim/cli.ts experiments/scenarios/${name}.json`
+  return `npm run --silent sim -- experiments/scenarios/${name}.json`
 }
 
 interface Run { report: SimReport, sim: Simulation }

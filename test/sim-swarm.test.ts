@@ -52,7 +52,7 @@ function checkSeed (seed: number, opts: SwarmOptions = {}, tag = ''): void {
   writeFileSync(fileURLToPath(new URL(`swarm${tag}-${seed}.json`, OUT)), JSON.stringify(scenario, null, 2) + '\n')
   const shown = issues.slice(0, 12)
   if (issues.length > shown.length) shown.push(`... ${issues.length - shown.length} more`)
-  expect.fail(`swarm${tag} seed ${seed} failed (${issues.length} problems)\n  ${shown.join('\n  ')}\nreplay: npx tsx experiments/sim/cli.ts out/swarm${tag}-${seed}.json`)
+  expect.fail(`swarm${tag} seed ${seed} failed (${issues.length} problems)\n  ${shown.join('\n  ')}\nreplay: npm run --silent sim -- out/swarm${tag}-${seed}.json`)
 }
 
 function seeds (defaultCount = DEFAULT_SEEDS): number[] {

@@ -16,7 +16,7 @@ export class Child {
   private readonly exited: Promise<number | null>
 
   constructor (args: string[], nodeFlags: string[] = []) {
-    this.proc = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...args], { cwd: REPO, stdio: ['pipe', 'pipe', 'inherit'] })
+    this.proc = spawn(process.execPath, [...nodeFlags, '--import', './bin/ts-loader.mjs', ...args], { cwd: REPO, stdio: ['pipe', 'pipe', 'inherit'] })
     let onReady: (v: Json) => void = () => {}
     let onFail: (e: Error) => void = () => {}
     this.ready = new Promise<Json>((resolve, reject) => { onReady = resolve; onFail = reject })
@@ -79,7 +79,7 @@ export function childArgs (o: Options): string[] {
 /** Runs this script's `mode` in a fresh `node --expose-gc` process; its result. */
 export async function inChild (mode: string, extra: string[], o: Options, timeoutMs: number): Promise<Json> {
   const args = [mode, ...extra, ...childArgs(o)]
-  log(`fresh process: node --expose-gc --import tsx ${SELF_SCRIPT.slice(REPO.length)} ${args.join(' ')}`)
+  log(`fresh process: node --expose-gc --import ./bin/ts-loader.mjs ${SELF_SCRIPT.slice(REPO.length)} ${args.join(' ')}`)
   const child = new Child([SELF_SCRIPT, ...args], ['--expose-gc'])
   try {
     const r = await withTimeout(child.ready, timeoutMs, `${mode} ${extra.join(' ')}`)
