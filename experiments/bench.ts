@@ -1,6 +1,6 @@
 /**
- * `npm run bench -- [name...]`: simulator benchmarks (wall time, memory, simulated
- * outcomes), printed as a table. Figures go to BENCHMARKS.md with this command; nothing
+ * `npm run bench -- [name...]`: simulator benchmarks (wall time, CPU time of the process
+ * with its garbage-collector threads, memory, simulated outcomes), printed as a table. Figures go to BENCHMARKS.md with this command; nothing
  * here is asserted by the tests (this machine is noisy).
  *
  * - churn-160: experiments/scenarios/paper-churn-160.json (003 Fig. 9 schedule)
@@ -22,20 +22,23 @@ import { parseScenario, type Scenario } from './sim/scenario.ts'
 import { Simulation } from './sim/simulation.ts'
 import { stderrSimProgress } from './harness/sim-progress.ts'
 
-interface Row { name: string, wallS: number, heapMB: number, simulatedS: number, firstStableS: number | null, repairs: string, broadcasts: string, meanBroadcastMs: string, violations: number }
+interface Row { name: string, wallS: number, cpuS: number, heapMB: number, simulatedS: number, firstStableS: number | null, repairs: string, broadcasts: string, meanBroadcastMs: string, violations: number }
 
 function run (name: string, scenario: Scenario, showProgress: boolean): Row {
   const t0 = performance.now()
+  const cpu0 = process.cpuUsage()
   const progress = stderrSimProgress(`${name}: virtual s`, showProgress)
   let r
   try { r = new Simulation(scenario).run(progress.onProgress) } finally { progress.done() }
   const wallS = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
   const heapMB = process.memoryUsage().heapUsed / 1e6
   const done = r.broadcasts.filter((b) => b.durationMs !== null)
   const mean = done.length === 0 ? 'n/a' : (done.reduce((n, b) => n + (b.durationMs ?? 0), 0) / done.length).toFixed(2)
   return {
     name,
     wallS,
+    cpuS: (cpu.user + cpu.system) / 1e6,
     heapMB,
     simulatedS: r.simulatedMs / 1000,
     firstStableS: r.stability.firstStableMs === null ? null : r.stability.firstStableMs / 1000,
@@ -115,10 +118,10 @@ const program = new Command()
       console.error(`done: ${name}`)
     }
     if (rows.length === 0) return
-    console.log('| benchmark | wall s | heap MB | simulated s | first stable s | repairs | broadcasts | mean broadcast ms | violations |')
-    console.log('|---|---|---|---|---|---|---|---|---|')
+    console.log('| benchmark | wall s | CPU s | heap MB | simulated s | first stable s | repairs | broadcasts | mean broadcast ms | violations |')
+    console.log('|---|---|---|---|---|---|---|---|---|---|')
     for (const r of rows) {
-      console.log(`| ${r.name} | ${r.wallS.toFixed(1)} | ${r.heapMB.toFixed(0)} | ${r.simulatedS.toFixed(1)} | ${r.firstStableS?.toFixed(2) ?? 'never'} | ${r.repairs} | ${r.broadcasts} | ${r.meanBroadcastMs} | ${r.violations} |`)
+      console.log(`| ${r.name} | ${r.wallS.toFixed(1)} | ${r.cpuS.toFixed(1)} | ${r.heapMB.toFixed(0)} | ${r.simulatedS.toFixed(1)} | ${r.firstStableS?.toFixed(2) ?? 'never'} | ${r.repairs} | ${r.broadcasts} | ${r.meanBroadcastMs} | ${r.violations} |`)
     }
   })
 
