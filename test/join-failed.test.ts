@@ -42,4 +42,21 @@ describe('a join whose contact crashes before the welcome', () => {
     const first = r.broadcasts[0]
     expect(first?.durationMs).toBeLessThan(100)
   })
+
+  it('is given up too when the contact crashes with the join still on its way (the sender is its contact from the first message on)', () => {
+    // The same at seed 8, but p0000 crashes at the instant p0003 sends it the join: the join
+    // never arrives. The simulator used to make a sender a contact of its receiver only when
+    // its message arrived, so nobody told p0003, which waited for ever and counted as running.
+    const scenario = parseScenario(JSON.parse(readFileSync(fileURLToPath(new URL('../experiments/scenarios/test-join-in-flight-crash.json', import.meta.url)), 'utf8')))
+    const sim = new Simulation(scenario)
+    const lines: string[] = []
+    sim.trace = (l) => lines.push(l)
+    const r = sim.run()
+    expect(lines.some((l) => l.includes('p0000 ownership handoff-out'))).toBe(false)
+    expect(r.totals.joinsFailed).toBe(1)
+    expect(r.peers.final).toBe(2)
+    expect(r.violations).toEqual([])
+    expect(r.totals.broadcastsComplete).toBe(2)
+    expect(r.totals.lostDeliveries + r.totals.duplicates + r.totals.unownedVnodesAtEnd).toBe(0)
+  })
 })

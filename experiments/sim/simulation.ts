@@ -239,6 +239,12 @@ export class Simulation {
     const to = this.byName.get(toName)
     if (to === undefined) return
     p.contacts.add(to)
+    // The connection exists at both ends once the first message is under way (a real sender
+    // dialled first): a receiver that crashes before it arrives closes it, and the sender
+    // hears of that like any other contact of the crashed peer (a joiner whose join was in
+    // flight when its contact crashed waited for ever).
+    const q = this.peers[to]
+    if (q !== undefined && q.core !== null) q.contacts.add(p.index)
     const size = wireSize(msg)
     this.traffic.account(p.index, to, msg, size)
     let delivered: Message = msg
