@@ -74,7 +74,7 @@ export function createDataPlane (init: DataPlaneInit): { streams: Streams, reduc
     routeAcked: (t, to, header, away) => { if (t.reduce !== undefined && !away) reductions.onStartAcked(t.id, to, header) },
     partialAway: (t, from) => reductions.partialAway(t.id, from),
     // At once, ahead of the partial (deferred to the end of the event): announced after it, collectors sent up early in test/core.test.ts's star.
-    ackedAway: (t) => { const a = reductions.announcement(t.id); if (a !== undefined) init.send(a.to, a.msg) },
+    ackedAway: (t, from) => { const a = reductions.announcement(t.id, from); if (a !== undefined) init.send(a.to, a.msg) },
     planCombine: (t, children) => config.reduceCombine && (t.reduce?.length ?? 0) * 8 >= config.reduceCombineMinBytes ? planCombine(children, init.nearTest()) : new Map(),
     originDone: (t) => { if (t.reduce === undefined && t.mode !== 'direct') init.emit({ type: 'broadcast-done', id: t.id }) },
     wantPark: () => init.wantPark(),

@@ -77,13 +77,18 @@ export interface Red {
   readonly collective: boolean
   /** Collective only: the application called it here (until then this peer only relays). */
   called: boolean
+  /**
+   * Senders of a start that came once every segment had gone up (a part re-routed here): what it brings is only
+   * forwarded as late partials, awaited by nobody, so their starts are acknowledged as away and announce nothing.
+   */
+  readonly late: Set<PeerId>
 }
 
 /** A new reduction record: `upstream` is where its partial goes, `via` a combining plan's sibling. */
 export function newRed (now: number, id: string, root: PeerId, start: ReduceStart, upstream: PeerId | null, via: PeerId | null, collective: boolean): Red {
   const segLen = start.segment === undefined || start.segment >= start.length ? Math.max(1, start.length) : start.segment
   const segs = Array.from({ length: Math.max(1, Math.ceil(start.length / segLen)) }, () => ({ acc: null, covered: IntervalSet.EMPTY, sent: false }))
-  return { id, root, start, upstream, via, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, segLen, segs, done: false, startedAt: now, acked: new Map(), segsFrom: new Map(), reported: new Set(), sentTo: new Set(), announced: new Map(), pulled: new Map(), pullRounds: 0, collective, called: !collective }
+  return { id, root, start, upstream, via, expected: IntervalSet.EMPTY, own: IntervalSet.EMPTY, segLen, segs, done: false, startedAt: now, acked: new Map(), segsFrom: new Map(), reported: new Set(), sentTo: new Set(), announced: new Map(), pulled: new Map(), pullRounds: 0, collective, called: !collective, late: new Set() }
 }
 
 /** The start-equivalent of a collective reduction's shape. */

@@ -97,6 +97,7 @@ export class Reductions {
       this.host.setTimer(now + (root === this.host.self ? 2 * wait : wait), id)
     }
     if (r.collective || r.start.op !== start.op || r.start.length !== start.length || r.start.segment !== start.segment || r.root !== root) { this.host.reject('reduce-mismatch'); return }
+    if (from !== null && allSent(r)) r.late.add(from) // all sent up already: see `partialAway`
     // A combining plan adds the parts of the siblings that send their partials here.
     r.expected = r.expected.union(forwarded)
     if (combine !== undefined) r.expected = r.expected.union(combine.extra.intersection(IntervalSet.range(0, this.host.vnodeCount())))
@@ -199,11 +200,8 @@ export class Reductions {
     r.announced.set(from, { part: prev === undefined ? expected : prev.part.union(expected), at: now, patienceMs: this.patienceMs() })
   }
 
-  /**
-   * What this peer's partial of reduction `id` will bring to where it goes now, for an
-   * announcement: empty when not active here, or when a segment already went to another
-   * peer (announcing it would make the new target wait for data that is not coming).
-   */
+  /** What this peer's partial of reduction `id` brings to where it goes now, for an announcement: empty when not active
+   * here, or when a segment already went to another peer (announced, the new target waited for data not coming). */
   partOf (id: string): IntervalSet {
     const r = this.active.get(id)
     return r === undefined || sentElsewhere(r, this.target(r)) ? IntervalSet.EMPTY : r.expected.union(r.own)
@@ -214,22 +212,22 @@ export class Reductions {
    * peer its partial goes to (a sibling, or the root) what is coming, so that it waits for
    * it past its timeout; undefined when there is nothing to announce.
    */
-  announcement (id: string): { to: PeerId, msg: ReduceAckMessage } | undefined {
+  announcement (id: string, from: PeerId): { to: PeerId, msg: ReduceAckMessage } | undefined {
     const r = this.active.get(id)
     const part = this.partOf(id)
-    if (r === undefined || part.isEmpty || this.target(r) === this.host.self) return undefined
+    if (r === undefined || r.late.has(from) || part.isEmpty || this.target(r) === this.host.self) return undefined
     return { to: this.target(r), msg: { t: 'reduce-ack', id, root: r.root, part } }
   }
 
   /**
-   * Whether `from`, which sent this peer the start of reduction `id`, should not wait for
-   * this peer's partial: it goes elsewhere, or some of it already went elsewhere (its
-   * target changed when a peer died). Acknowledging normally then made `from` wait for
-   * data that was not coming, as long as this peer lived (swarm seeds 346, 571, 1663, 1681).
+   * Whether `from`, which sent this peer the start of reduction `id`, should not wait for this peer's partial: it goes
+   * elsewhere, some of it already went elsewhere (its target changed when a peer died), or it had all gone up when
+   * `from`'s start came (`late`: nothing more is awaited here; migration-fuzz 126787). Acknowledging normally then made
+   * `from` wait for data that was not coming, as long as this peer lived (swarm seeds 346, 571, 1663, 1681).
    */
   partialAway (id: string, from: PeerId): boolean {
     const r = this.active.get(id)
-    return r === undefined || this.target(r) !== from || sentElsewhere(r, from)
+    return r === undefined || r.late.has(from) || this.target(r) !== from || sentElsewhere(r, from)
   }
 
   /** Where this peer's partial of reduction `id` goes (undefined: not active here). */

@@ -121,7 +121,7 @@ export interface StreamHost {
   /** Whether this peer's partial of reduction `t` goes to a peer other than `from`. */
   partialAway (t: Transfer, from: PeerId): boolean
   /** This peer acknowledged `t`'s start as `away`: tell the peer its partial goes to. */
-  ackedAway (t: Transfer): void
+  ackedAway (t: Transfer, from: PeerId): void
   /** Sibling-combining plans for the tree children a reduction start is routed to. */
   planCombine (t: Transfer, children: readonly CombineChild[]): Map<PeerId, CombinePlan>
   originDone (t: Transfer): void

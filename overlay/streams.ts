@@ -455,7 +455,7 @@ export class Streams {
         if (inc.from === null) this.host.originDone(t)
         else if (t.reduce !== undefined && this.host.partialAway(t, inc.from)) {
           this.host.send(inc.from, { t: 'ack', stream: inc.stream, away: true })
-          this.host.ackedAway(t)
+          this.host.ackedAway(t, inc.from)
         }
         else this.host.send(inc.from, { t: 'ack', stream: inc.stream })
       } else {

@@ -341,4 +341,12 @@ describe('ownership migrations under churn', () => {
   it('seed 72172 (the same, among joiners)', () => {
     expect(trial(72172)).toBeNull()
   })
+
+  // Seed 126787: p0 had sent its partial of reduction p5/0.1 up to p1, which crashed and rejoined; p4 crashed with p6's
+  // partial (p6 had sent it to p4). The root re-routed [24,27) through p1's new incarnation, p1 through p0, p0 to p6, which
+  // acknowledged as away, and p0, all sent up, acknowledged p1 normally: p1 waited for p0, and the root for p1, as long as
+  // they lived (past the 15 s). A start that reaches a record all sent up is now acknowledged as away (test/reduction).
+  it('seed 126787 (a reduction start re-routed to a peer that had sent all its partial up)', () => {
+    expect(trial(126787)).toBeNull()
+  })
 })

@@ -356,6 +356,29 @@ describe('Reductions: pulls back off', () => {
     expect(f.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString(), [...(s.msg as PartialMessage).value]])).toEqual([['a', '{[2,4) [6,8)}', [22]]])
   })
 
+  it('a start that comes once all went up is acknowledged as away and announces nothing; what it brings is forwarded late (migration-fuzz seed 126787)', () => {
+    const start = reduceStart('sum', 0, 2, 1024)
+    const c = fixture('c')
+    // c had the start from b, owned 4-5 and sent its partial to b at once: b is told to wait for it.
+    c.red.onRouted(0, 'r', 'a', start, 'b', IntervalSet.range(4, 6), IntervalSet.EMPTY)
+    expect(c.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString()])).toEqual([['b', '{[4,6)}']])
+    expect(c.red.partialAway('r', 'b')).toBe(false)
+    // b (a new incarnation, or re-routing a crashed receiver's part) sends 6-7 through c, whose receiver d
+    // acknowledges as away (its partial went elsewhere): c sends nothing more of its own, so b may not wait for c.
+    c.red.onRouted(5, 'r', 'a', start, 'b', IntervalSet.EMPTY, IntervalSet.range(6, 8))
+    expect(c.red.partialAway('r', 'b')).toBe(true)
+    expect(c.red.announcement('r', 'b')).toBeUndefined()
+    // Whatever partial still comes for it is passed on to b, late.
+    c.red.onPartial(6, 'd', { t: 'partial', id: 'r', root: 'a', op: 'sum', covered: IntervalSet.range(6, 8), value: Float64Array.of(15, 15) })
+    expect(c.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString()])).toEqual([['b', '{[4,6)}'], ['b', '{[6,8)}']])
+    // b, acknowledged as away, sends what it has at its timeout and the root pulls the rest.
+    const b = fixture('b')
+    b.red.onRouted(5, 'r', 'a', start, 'a', IntervalSet.EMPTY, IntervalSet.range(6, 8))
+    b.red.onTimer(15, 'r')
+    expect([...b.red.awaitedPeers()]).toEqual([])
+    expect(b.sent.map((s) => [s.to, (s.msg as PartialMessage).covered.toString()])).toEqual([['a', '{}']])
+  })
+
   it('a reduce-ack from any peer holds the pulls back only within its patience', () => {
     const f = fixture('a')
     f.red.onRouted(0, 'r', 'a', reduceStart('sum', 0, 2, 1024), null, IntervalSet.range(0, 2), IntervalSet.range(2, 8))
