@@ -54,6 +54,7 @@
  * decrease.
  */
 import type { Topology } from './topology.ts'
+import { LaneOrders, type LaneOrder } from './lane-orders.ts'
 
 export {
   DEFAULT_INTER_RTT_MS,
@@ -68,8 +69,6 @@ export type { ClusterInit, ResolvedCluster, Topology, TopologyInit } from './top
 export { InvalidTopologyError } from './errors.ts'
 
 const MS_PER_SEC = 1000
-/** The ordering map of lanes is first swept of idle lanes at this size. */
-const MIN_PAIRS_SWEEP = 4096
 
 /** Traffic counted by a {@link Network} (loopback messages excluded), at send time. */
 export interface NetworkStats {
@@ -123,16 +122,12 @@ export class Network<A = () => void> {
   private readonly wanBytesPerSec: Float64Array
   private readonly oneWayMs: Float64Array
   private readonly pairBytes: Float64Array
-  /**
-   * Per lane of a directed peer pair: ordering state for the small-message fast path. Idle
-   * entries (nothing queued, last delivery past) are swept out once the map has doubled
-   * since the last sweep: a fresh entry behaves the same, and a map of the lanes in use,
-   * not of every pair that ever spoke, keeps each message's lookup cheap.
-   */
-  private readonly pairs = new Map<number, PairOrder<A>>()
+  /** Per lane of a directed peer pair: ordering state for the small-message fast path (lane-orders.ts). */
+  private readonly lanes: LaneOrders<A>
   /** Per peer, its current life: a crash ends it (see `crash`), and a message remembers the life that sent it. */
   private readonly lives: Life[]
-  private pairsSweepAt = MIN_PAIRS_SWEEP
+  /** Set by a partitioned run (experiments/sim/parallel/): messages to peers another thread simulates leave through it. */
+  border: NetworkBorder<A> | null = null
   /** The latest send time: sends come in time order (FIFO uplinks and the sweep rely on it). */
   private lastSendMs = -Infinity
   private messages = 0
@@ -147,6 +142,7 @@ export class Network<A = () => void> {
     const n = topology.peerCount
     const k = topology.clusters.length
     this.k = k
+    this.lanes = new LaneOrders<A>(n, (t, a) => { this.schedule(t, a) })
     this.clusterIndex = new Uint32Array(n)
     for (let p = 0; p < n; p++) this.clusterIndex[p] = topology.clusterOf(p)
     this.uplinkFreeAtMs = new Float64Array(n)
@@ -201,10 +197,19 @@ export class Network<A = () => void> {
       return
     }
     if (ca !== cb) this.wanBytes += sizeBytes
-    const order = this.pairOrder(nowMs, from, to, lane)
-    const seq = order.nextSeq++
-    order.bulk.push(seq)
-    const m: UplinkMessage<A> = { to, flow: to * 16 + lane, sizeBytes, onArrive, order, seq, life: this.lives[from] as Life }
+    let order: LaneOrder<A> | null = null
+    let seq: number
+    const border = this.border
+    if (border !== null && border.isRemote(to)) {
+      // The receiver's side keeps this lane's order (lane-orders.ts): it learns of the message now.
+      seq = border.nextSeq()
+      border.announce(from, to, lane, seq)
+    } else {
+      order = this.lanes.of(nowMs, from, to, lane)
+      seq = order.nextSeq++
+      order.bulk.push(seq)
+    }
+    const m: UplinkMessage<A> = { from, to, lane, flow: to * 16 + lane, sizeBytes, onArrive, order, seq, life: this.lives[from] as Life }
     if (this.topology.uplinkQueueing === 'fifo') {
       this.depart(Math.max(nowMs, this.uplinkFreeAtMs[from] as number), from, m)
       return
@@ -277,7 +282,7 @@ export class Network<A = () => void> {
     this.upFlows[peer] = undefined
     this.upTurns[peer] = undefined
     if ((this.uplinkFreeAtMs[peer] as number) > nowMs) this.uplinkFreeAtMs[peer] = nowMs
-    for (const key of [...this.pairs.keys()]) if (Math.floor(key / (16 * n)) === peer) this.pairs.delete(key)
+    this.lanes.forgetSender(peer)
   }
 
   /** Whether `m`, which finished leaving its sender's uplink at `departMs`, was lost in a crash of its sender before that. */
@@ -289,18 +294,15 @@ export class Network<A = () => void> {
 
   /** `m` is lost: it leaves its lane, and so do the small messages that followed it there. */
   private lost (m: UplinkMessage<A>): void {
-    const order = m.order
-    const i = order.bulk.indexOf(m.seq)
-    if (i >= 0) order.bulk.splice(i, 1)
-    order.waiting = order.waiting.filter((w) => w.seq < m.seq)
-    this.release(order)
+    if (m.order === null) (this.border as NetworkBorder<A>).lost(m.from, m.to, m.lane, m.seq)
+    else this.lanes.lost(m.order, m.seq)
   }
 
   /** `m` starts on `from`'s uplink at `startMs`: it departs once serialized, then crosses the WAN link (if any) and reaches its receiver. */
   private depart(startMs: number, from: number, m: UplinkMessage<A>): void {
     const { to, sizeBytes, onArrive, order, seq } = m
     const n = this.topology.peerCount
-    const resolve = (doneMs: number): void => this.bulkResolved(order, seq, doneMs)
+    const resolve = (doneMs: number): void => { if (order !== null) this.lanes.resolved(order, seq, doneMs) }
     const departMs = startMs + sizeBytes * MS_PER_SEC / this.topology.peerLinkBytesPerSec
     this.uplinkFreeAtMs[from] = departMs
     const ca = this.clusterIndex[from] as number
@@ -314,7 +316,8 @@ export class Network<A = () => void> {
     }
     const crossed = (wanDoneMs: number): void => {
       const arriveMs = wanDoneMs + oneWayMs
-      this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive, resolve))
+      if (order === null) (this.border as NetworkBorder<A>).bulk(arriveMs, from, to, m.lane, seq, sizeBytes, onArrive)
+      else this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive, resolve))
     }
     if (this.topology.wanQueueing === 'fair') {
       this.schedule(departMs, () => { if (!this.cut(m, departMs)) this.wanEnqueue(departMs, pair, from * n * 16 + m.flow, { sizeBytes, crossed }) })
@@ -399,61 +402,44 @@ export class Network<A = () => void> {
     if (wan) this.wanBytes += sizeBytes
     let fastMs = nowMs + 2 * sizeBytes * MS_PER_SEC / t.peerLinkBytesPerSec + (this.oneWayMs[pair] as number) + t.perMessageCostMs + sizeBytes * t.perByteCostMs
     if (wan) fastMs += sizeBytes * MS_PER_SEC / (this.wanBytesPerSec[pair] as number)
-    const order = this.pairOrder(nowMs, from, to, lane)
-    const seq = order.nextSeq++
-    if (order.bulk.length === 0) {
-      const at = Math.max(fastMs, order.lastMs)
-      order.lastMs = at
-      this.schedule(at, onArrive)
-    } else {
-      order.waiting.push({ seq, fastMs, onArrive })
-    }
+    const border = this.border
+    if (border !== null && border.isRemote(to)) { border.small(fastMs, from, to, lane, border.nextSeq(), onArrive); return }
+    const order = this.lanes.of(nowMs, from, to, lane)
+    this.lanes.small(order, order.nextSeq++, fastMs, onArrive)
   }
 
-  private bulkResolved(order: PairOrder<A>, seq: number, doneMs: number): void {
-    if (order.bulk[0] === seq) order.bulk.shift()
-    else order.bulk.splice(order.bulk.indexOf(seq), 1)
-    if (doneMs > order.lastMs) order.lastMs = doneMs
-    this.release(order)
+  /**
+   * Partitioned runs: what another partition's border exported to a peer of this one,
+   * taken in the order it was exported. A bulk message of lane `lane` was sent: later small
+   * messages of the lane wait for it.
+   */
+  importAnnounce(nowMs: number, from: number, to: number, lane: number, seq: number): void {
+    this.lanes.of(nowMs, from, to, lane).bulk.push(seq)
   }
 
-  /** Schedules the small messages of `order` that no earlier bulk message holds back any more. */
-  private release (order: PairOrder<A>): void {
-    const next = order.bulk[0] ?? Infinity
-    while (order.waiting.length > 0 && (order.waiting[0] as SmallWaiting<A>).seq < next) {
-      const w = order.waiting.shift() as SmallWaiting<A>
-      const at = Math.max(w.fastMs, order.lastMs)
-      order.lastMs = at
-      this.schedule(at, w.onArrive)
-    }
+  /** Partitioned runs: a bulk message reaches `to`'s downlink at `arriveMs` (after `importAnnounce`). */
+  importBulk(nowMs: number, arriveMs: number, from: number, to: number, lane: number, seq: number, sizeBytes: number, onArrive: A): void {
+    const order = this.lanes.of(nowMs, from, to, lane)
+    this.schedule(arriveMs, () => this.receive(arriveMs, to, sizeBytes, onArrive, (doneMs) => this.lanes.resolved(order, seq, doneMs)))
   }
 
-  private pairOrder(nowMs: number, from: number, to: number, lane: number): PairOrder<A> {
-    if (!Number.isInteger(lane) || lane < 0 || lane > 15) throw new RangeError(`send: lane must be an integer in 0..15, got ${lane}`)
-    const key = (from * this.topology.peerCount + to) * 16 + lane
-    let o = this.pairs.get(key)
-    if (o === undefined) {
-      if (this.pairs.size >= this.pairsSweepAt) this.sweepPairs(nowMs)
-      o = { nextSeq: 0, bulk: [], waiting: [], lastMs: 0 }
-      this.pairs.set(key, o)
-    }
-    return o
+  /** Partitioned runs: a small message that would arrive at `fastMs` unhindered. */
+  importSmall(nowMs: number, fastMs: number, from: number, to: number, lane: number, seq: number, onArrive: A): void {
+    this.lanes.small(this.lanes.of(nowMs, from, to, lane), seq, fastMs, onArrive)
   }
 
-  /** Forgets lanes with nothing queued whose last delivery is not after `nowMs` (no message refers to them). */
-  private sweepPairs(nowMs: number): void {
-    for (const [key, o] of this.pairs) if (o.bulk.length === 0 && o.waiting.length === 0 && o.lastMs <= nowMs) this.pairs.delete(key)
-    this.pairsSweepAt = Math.max(MIN_PAIRS_SWEEP, 2 * this.pairs.size)
+  /** Partitioned runs: an announced bulk message was lost in its sender's crash. */
+  importLost(nowMs: number, from: number, to: number, lane: number, seq: number): void {
+    this.lanes.lost(this.lanes.of(nowMs, from, to, lane), seq)
   }
 
   /** Lanes in the ordering map (for tests of the sweep). */
-  get pairLanes(): number { return this.pairs.size }
+  get pairLanes(): number { return this.lanes.size }
 }
 
-interface SmallWaiting<A> { seq: number, fastMs: number, onArrive: A }
 
 /** A bulk message on its sender's uplink: `flow` is `to * 16 + lane`; `order`/`seq` place it in its lane. */
-interface UplinkMessage<A> { to: number, flow: number, sizeBytes: number, onArrive: A, order: PairOrder<A>, seq: number, life: Life }
+interface UplinkMessage<A> { from: number, to: number, lane: number, flow: number, sizeBytes: number, onArrive: A, order: LaneOrder<A> | null, seq: number, life: Life }
 
 /** One life of a peer, between its start and its crash (`endedAtMs`: Infinity while it lives). */
 interface Life { endedAtMs: number }
@@ -461,5 +447,21 @@ interface Life { endedAtMs: number }
 /** A message waiting for a fair-queued WAN link; `crossed` runs when it has crossed. */
 interface WanMessage { sizeBytes: number, crossed: (wanDoneMs: number) => void }
 
-/** Ordering state of one lane of one directed pair: bulk messages whose delivery time is not known yet, smalls waiting for them. */
-interface PairOrder<A> { nextSeq: number, bulk: number[], waiting: Array<SmallWaiting<A>>, lastMs: number }
+/**
+ * The edge of one partition of a partitioned run (experiments/sim/parallel/): messages to
+ * peers another thread simulates leave the network here, after their sender's uplink and
+ * the wide-area link, as what the receiver's side needs to go on (`Network.import*`).
+ * Sequence numbers are the border's own, increasing: a lane needs only their order.
+ */
+export interface NetworkBorder<A> {
+  isRemote (peer: number): boolean
+  nextSeq (): number
+  /** A bulk message was sent (its lane's later small messages wait for it). */
+  announce (from: number, to: number, lane: number, seq: number): void
+  /** That bulk message reaches `to`'s downlink at `arriveMs`. */
+  bulk (arriveMs: number, from: number, to: number, lane: number, seq: number, sizeBytes: number, onArrive: A): void
+  /** A small message, delivered at `fastMs` unless an earlier bulk message of its lane holds it. */
+  small (fastMs: number, from: number, to: number, lane: number, seq: number, onArrive: A): void
+  /** An announced bulk message was lost in its sender's crash. */
+  lost (from: number, to: number, lane: number, seq: number): void
+}
