@@ -11,7 +11,8 @@
  *   every 5 ms (N from --peers, default 100; --broadcasts, default 1000; --tree-root-stride,
  *   default 1: every peer roots trees, as in 003; s > 1: about N/s do, overlay/tree-roots.ts;
  *   --no-download-on-demand: every probe downloads, as in 003 and before the twenty-first
- *   round, trees/download-wanted.ts; --core '{...}': any other core options, as JSON)
+ *   round, trees/download-wanted.ts; --core '{...}': any other core options, as JSON;
+ *   --threads n: the simulator on n worker threads, experiments/sim/parallel/)
  *
  * Each run shows the virtual time done on stderr on a terminal (--progress: on a pipe too).
  */
@@ -20,19 +21,28 @@ import { Command, InvalidArgumentError } from 'commander'
 import { resolveCoreConfig, type CoreInit } from '../overlay/config.ts'
 import { parseScenario, type Scenario } from './sim/scenario.ts'
 import { Simulation } from './sim/simulation.ts'
+import { ParallelSimulation } from './sim/parallel/parallel-simulation.ts'
 import { stderrSimProgress } from './harness/sim-progress.ts'
 
 interface Row { name: string, wallS: number, cpuS: number, heapMB: number, simulatedS: number, firstStableS: number | null, repairs: string, broadcasts: string, meanBroadcastMs: string, violations: number }
 
-function run (name: string, scenario: Scenario, showProgress: boolean): Row {
+async function run (name: string, scenario: Scenario, showProgress: boolean, threads = 1): Promise<Row> {
   const t0 = performance.now()
   const cpu0 = process.cpuUsage()
   const progress = stderrSimProgress(`${name}: virtual s`, showProgress)
   let r
-  try { r = new Simulation(scenario).run(progress.onProgress) } finally { progress.done() }
+  // On threads: the process's CPU time includes the workers'; the heap is theirs, summed.
+  let heapBytes: number | undefined
+  try {
+    if (threads > 1) {
+      const sim = new ParallelSimulation(scenario, scenario.seed, threads)
+      r = await sim.run(progress.onProgress)
+      heapBytes = sim.stats.heapUsedBytes.reduce((a, b) => a + b, 0)
+    } else r = new Simulation(scenario).run(progress.onProgress)
+  } finally { progress.done() }
   const wallS = (performance.now() - t0) / 1000
   const cpu = process.cpuUsage(cpu0)
-  const heapMB = process.memoryUsage().heapUsed / 1e6
+  const heapMB = (heapBytes ?? process.memoryUsage().heapUsed) / 1e6
   const done = r.broadcasts.filter((b) => b.durationMs !== null)
   const mean = done.length === 0 ? 'n/a' : (done.reduce((n, b) => n + (b.durationMs ?? 0), 0) / done.length).toFixed(2)
   return {
@@ -99,21 +109,25 @@ const program = new Command()
   .option('--tree-root-stride <s>', 'scale benchmark: about peers/s peers root trees (1: all)', integer(1, 1_000_000), '1')
   .option('--no-download-on-demand', 'scale benchmark: every probe downloads (003; the default before the twenty-first round)')
   .option('--core <json>', 'scale benchmark: more core options (JSON object)', coreOption, '{}')
+  .option('--threads <n>', 'scale and cold-160: the simulator on n worker threads (experiments/sim/parallel/)', integer(1, 64), '1')
   .option('--progress', 'show each run\'s virtual time done on stderr (default: on a terminal)')
   .option('--no-progress', 'no progress on stderr')
-  .action((names: string[], opts: { peers: string, broadcasts: string, treeRootStride: string, downloadOnDemand: boolean, core: string, progress?: boolean }) => {
+  .action(async (names: string[], opts: { peers: string, broadcasts: string, treeRootStride: string, downloadOnDemand: boolean, core: string, threads: string, progress?: boolean }) => {
     const unknown = names.find((n) => !BENCHMARKS.includes(n))
     if (unknown !== undefined) program.error(`bench: unknown benchmark '${unknown}' (${BENCHMARKS.join(', ')})`)
     const core: CoreInit = { ...(opts.treeRootStride === '1' ? {} : { treeRootStride: Number(opts.treeRootStride) }), ...(opts.downloadOnDemand ? {} : { probeDownloadOnDemand: false }), ...(JSON.parse(opts.core) as CoreInit) }
-    const scaleName = `scale-${opts.peers}${opts.treeRootStride === '1' ? '' : `-stride-${opts.treeRootStride}`}${opts.downloadOnDemand ? '' : '-every-download'}${opts.core === '{}' ? '' : ` ${opts.core}`}`
+    const threads = Number(opts.threads)
+    const onThreads = threads > 1 ? ` on ${threads} threads` : ''
+    const scaleName = `scale-${opts.peers}${opts.treeRootStride === '1' ? '' : `-stride-${opts.treeRootStride}`}${opts.downloadOnDemand ? '' : '-every-download'}${opts.core === '{}' ? '' : ` ${opts.core}`}${onThreads}`
     const all = names.length === 0 ? BENCHMARKS : names
     const show = opts.progress ?? process.stderr.isTTY === true
     const rows: Row[] = []
     for (const name of all) {
-      if (name === 'churn-160') rows.push(run(name, parseScenario(JSON.parse(readFileSync(new URL('./scenarios/paper-churn-160.json', import.meta.url), 'utf8'))), show))
-      else if (name === 'cold-160') rows.push(run(name, { ...coldStart(160, 0), until: 15_000 }, show))
+      // churn-160 and trees stay on one thread (a run on threads takes no joins or leaves yet).
+      if (name === 'churn-160') rows.push(await run(name, parseScenario(JSON.parse(readFileSync(new URL('./scenarios/paper-churn-160.json', import.meta.url), 'utf8'))), show))
+      else if (name === 'cold-160') rows.push(await run(name + onThreads, { ...coldStart(160, 0), until: 15_000 }, show, threads))
       else if (name === 'trees') { trees(); continue }
-      else if (name === 'scale') rows.push(run(scaleName, coldStart(Number(opts.peers), Number(opts.broadcasts), core), show))
+      else if (name === 'scale') rows.push(await run(scaleName, coldStart(Number(opts.peers), Number(opts.broadcasts), core), show, threads))
       else throw new Error(`unknown benchmark ${name}`)
       console.error(`done: ${name}`)
     }
@@ -125,4 +139,4 @@ const program = new Command()
     }
   })
 
-program.parse()
+await program.parseAsync()

@@ -75,6 +75,16 @@ export class Checker {
     return n
   }
 
+  /** Per virtual node, 1 if a live peer owns it (a run on threads ORs its partitions' masks). */
+  ownedMask (): Uint8Array {
+    const mask = new Uint8Array(this.vnodeCount)
+    for (let v = 0; v < this.vnodeCount; v++) {
+      const o = this.owner[v] as number
+      if (o !== -1 && this.isAlive(o)) mask[v] = 1
+    }
+    return mask
+  }
+
   /** A peer crashed: its lineages end; its tree entries go. */
   crashed (peer: number): void {
     for (let v = 0; v < this.vnodeCount; v++) if (this.owner[v] === peer) this.owner[v] = -1

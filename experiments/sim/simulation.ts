@@ -17,7 +17,7 @@ import { Checker } from './checker.ts'
 import { contribute } from './ground-truth.ts'
 import { InvalidScenarioError, namedRoots, nextRepeat, parseScenario, type Action, type PeerSelector, type Scenario } from './scenario.ts'
 import { isSendPayload, sendPayload, type SendTrack } from './sends.ts'
-import { buildReport, type BcastTrack, type RedTrack, type SimReport } from './report.ts'
+import { buildReport, type BcastTrack, type RedTrack, type ReportInput, type SimReport } from './report.ts'
 import { Stability } from './stability.ts'
 import { StreamLanes } from './lanes.ts'
 import { CoreFigures } from './core-figures.ts'
@@ -27,6 +27,7 @@ import { StreamTraffic } from './stream-traffic.ts'
 import { arrivalTimes, groundTruth, matchesTruth, treeShape, type TreeShape } from './analysis.ts'
 import { BUILTIN_OPS } from '../../overlay/reduce-ops.ts'
 import { isTreeRoot } from '../../overlay/tree-roots.ts'
+import { resolveCoreConfig } from '../../overlay/config.ts'
 import { SharedStart } from '../../overlay/shared-start.ts'
 import type { Arrival, Ev, SimPeer } from './sim-peer.ts'
 
@@ -35,27 +36,29 @@ export { peerName }
 /** One simulated run. */
 export class Simulation {
   readonly topology: Topology
-  private readonly queue = new EventQueue<Ev>()
-  private readonly net: Network<Ev>
+  protected readonly queue = new EventQueue<Ev>()
+  protected readonly net: Network<Ev>
   private readonly rng: Rng
-  private readonly peers: SimPeer[] = []
-  private readonly byName = new Map<string, number>()
-  private readonly checker: Checker
-  private now = 0
-  private readonly vnodes: number
-  private readonly bcasts = new Map<string, BcastTrack>()
-  private readonly reds = new Map<string, RedTrack>()
+  protected readonly peers: SimPeer[] = []
+  protected readonly byName = new Map<string, number>()
+  protected readonly checker: Checker
+  protected now = 0
+  protected readonly vnodes: number
+  protected readonly bcasts = new Map<string, BcastTrack>()
+  protected readonly reds = new Map<string, RedTrack>()
   private readonly sends = new Map<string, SendTrack>()
-  private readonly traffic = new StreamTraffic(this.bcasts)
+  protected traffic = new StreamTraffic(this.bcasts)
   private readonly lanes = new StreamLanes()
-  private running = 0
-  private readonly stability = new Stability()
+  protected running = 0
+  protected readonly stability = new Stability()
   private readonly protectedRoots = new Set<number>()
-  private readonly initial: number
-  private leavesTimedOut = 0
-  private joinsFailed = 0
+  protected readonly initial: number
+  protected leavesTimedOut = 0
+  protected joinsFailed = 0
+  /** Reductions started by the schedule (a collective's id counts them, the same in every partition of a run on threads). */
+  private reductionsStarted = 0
   /** Probes and rejected input of the cores that are gone (left, crashed). */
-  private readonly goneFigures = new CoreFigures()
+  protected readonly goneFigures = new CoreFigures()
 
   /** Optional trace of ownership, membership and lifecycle events (debugging). */
   trace: ((line: string) => void) | null = null
@@ -83,10 +86,7 @@ export class Simulation {
     const until = this.scenario.until
     const hardStop = until + (this.scenario.drainMs ?? 30_000)
     try {
-      const founders = this.peers.slice(0, this.initial).map((p) => p.name)
-      const start = new SharedStart(this.vnodes, founders) // one for all: each copies what it changes
-      for (let i = 0; i < this.initial; i++) this.startPeer(i, (core) => core.bootstrap(0, this.vnodes, founders, start))
-      for (const a of this.scenario.schedule) this.queue.push(a.at, { k: 'action', action: a })
+      this.begin()
       for (let n = 1; ; n++) {
         if (progress !== undefined && (n & 0xffff) === 0) progress(this.now, until)
         const t = this.queue.peekTime()
@@ -100,7 +100,18 @@ export class Simulation {
       throw new Error(`simulation of ${this.scenario.name}, seed ${this.seed}, threw at ${this.now} ms of virtual time: ${String(err)}`, { cause: err })
     }
     this.now = Math.max(this.now, until)
-    return this.report()
+    return buildReport(this.reportInput())
+  }
+
+  /** Starts the founders (`owns`: those this simulation runs; the others only count as running) and queues the schedule. */
+  protected begin (owns: (peer: number) => boolean = () => true): void {
+    const founders = this.peers.slice(0, this.initial).map((p) => p.name)
+    const start = new SharedStart(this.vnodes, founders) // one for all: each copies what it changes
+    for (let i = 0; i < this.initial; i++) {
+      if (owns(i)) this.startPeer(i, (core) => core.bootstrap(0, this.vnodes, founders, start))
+      else { (this.peers[i] as SimPeer).status = 'running'; this.running++ }
+    }
+    for (const a of this.scenario.schedule) this.queue.push(a.at, { k: 'action', action: a })
   }
 
   /** Every broadcast delivered everywhere and acknowledged at its root (if it runs), every reduction ended. */
@@ -114,7 +125,7 @@ export class Simulation {
     return true
   }
 
-  private dispatch (ev: Ev): void {
+  protected dispatch (ev: Ev): void {
     if (typeof ev === 'function') { ev(); return }
     switch (ev.k) {
       case 'msg': this.arrive(ev); return
@@ -137,7 +148,7 @@ export class Simulation {
     }
   }
 
-  private startPeer (i: number, init: (core: TreecastCore) => void, joining = false): void {
+  protected startPeer (i: number, init: (core: TreecastCore) => void, joining = false): void {
     const p = this.peers[i] as SimPeer
     p.core = new TreecastCore({
       self: p.name,
@@ -154,7 +165,7 @@ export class Simulation {
   }
 
   /** After every input to a peer: route its outputs, re-arm its timer, update stability. */
-  private after (p: SimPeer): void {
+  protected after (p: SimPeer): void {
     const core = p.core
     if (core === null) return
     for (const o of core.takeOutputs()) this.output(p, o)
@@ -169,7 +180,7 @@ export class Simulation {
     this.stability.check(this.now, this.running)
   }
 
-  private output (p: SimPeer, o: Output): void {
+  protected output (p: SimPeer, o: Output): void {
     switch (o.type) {
       case 'send': return this.send(p, o.to, o.message)
       case 'deliver': {
@@ -310,7 +321,7 @@ export class Simulation {
    * e.g. one that has not heard of the root yet, is left out: the root pulls its part).
    */
   private collective (root: number, op: string, length: number): void {
-    const id = `c${this.reds.size + 1}`
+    const id = `c${this.reductionsStarted}`
     const track: RedTrack = { id, root: peerName(root), op, length, startMs: this.now, endMs: null, correct: false, complete: false, collective: { callers: 0 } }
     this.reds.set(id, track)
     for (const p of this.peers) {
@@ -338,15 +349,17 @@ export class Simulation {
       }
       case 'reduce': {
         // A collective reduction needs a tree root as its root (every call is refused otherwise).
-        const root = this.pickRoot(a.root, a.collective === true ? (p) => p.core !== null && isTreeRoot(p.name, p.core.config.treeRootStride) : undefined)
+        // Decided from statuses and names only, so that every partition of a run on threads decides alike.
+        const stride = resolveCoreConfig(this.scenario.core ?? {}).treeRootStride
+        const root = this.pickRoot(a.root, a.collective === true ? (p) => isTreeRoot(p.name, stride) : undefined)
         if (root === undefined) return
-        const core = this.peers[root]?.core
-        if (core == null) return
         const op = a.op ?? 'sum'
         const length = a.length ?? 1
         if (!BUILTIN_OPS.has(op)) throw new Error(`unknown op ${op}`)
+        this.reductionsStarted++
+        const core = this.peers[root]?.core
         if (a.collective === true) this.collective(root, op, length)
-        else {
+        else if (core != null) {
           const id = core.reduce(this.now, { op, length })
           this.reds.set(id, { id, root: peerName(root), op, length, startMs: this.now, endMs: null, correct: false, complete: false })
           this.after(this.peers[root] as SimPeer)
@@ -456,10 +469,11 @@ export class Simulation {
     return treeShape(this.peers.length, parentOf, (i) => this.topology.clusterOf(i))
   }
 
-  private report (): SimReport {
+  /** What the report is built from. */
+  protected reportInput (): ReportInput {
     const { probes, probesLight, offers, rejected } = this.goneFigures.with(this.peers.flatMap((p) => p.core ?? []))
     const everStarted = this.peers.filter((p) => p.status !== 'off').length
-    return buildReport({
+    return {
       scenario: this.scenario.name,
       seed: this.seed,
       peers: { initial: this.initial, final: this.running, total: this.topology.peerCount },
@@ -481,6 +495,6 @@ export class Simulation {
       firstStableMs: this.stability.firstStableMs,
       repairs: this.stability.repairs,
       violations: this.checker.violations
-    })
+    }
   }
 }

@@ -24,6 +24,9 @@ export interface PeerStability {
   leaving: boolean
 }
 
+/** See `Stability.sums`. */
+export type StabilitySums = [number, number, number, number, number, number]
+
 /** The stability sums of one simulation. */
 export class Stability {
   firstStableMs: number | null = null
@@ -36,26 +39,41 @@ export class Stability {
   private probing = 0
   private leaving = 0
 
+  /** Counts the inputs that moved a sum (a partition of a run on threads records its sums only then). */
+  changes = 0
+
   /** A peer's figures after an input to it. */
   observe (p: PeerStability, core: TreecastCore): void {
     const running = core.state === 'running'
     const connected = running ? core.trees.connectedCount : 0
-    this.sumConnected += connected - p.connectedTrees
-    p.connectedTrees = connected
-    if (running !== p.counted) { this.counted += running ? 1 : -1; p.counted = running }
+    if (connected !== p.connectedTrees) { this.sumConnected += connected - p.connectedTrees; p.connectedTrees = connected; this.changes++ }
+    if (running !== p.counted) { this.counted += running ? 1 : -1; p.counted = running; this.changes++ }
     const root = running && core.isTreeRoot
-    if (root !== p.countedRoot) { this.countedRoots += root ? 1 : -1; p.countedRoot = root }
+    if (root !== p.countedRoot) { this.countedRoots += root ? 1 : -1; p.countedRoot = root; this.changes++ }
     const known = running ? core.members.alive().length : 0
-    this.sumKnownAlive += known - p.knownAlive
-    p.knownAlive = known
+    if (known !== p.knownAlive) { this.sumKnownAlive += known - p.knownAlive; p.knownAlive = known; this.changes++ }
     const probing = core.isProbing
-    if (probing !== p.probing) { this.probing += probing ? 1 : -1; p.probing = probing }
+    if (probing !== p.probing) { this.probing += probing ? 1 : -1; p.probing = probing; this.changes++ }
     const leaving = core.state === 'leaving'
-    if (leaving !== p.leaving) { this.leaving += leaving ? 1 : -1; p.leaving = leaving }
+    if (leaving !== p.leaving) { this.leaving += leaving ? 1 : -1; p.leaving = leaving; this.changes++ }
+  }
+
+  /**
+   * The running sums (connected trees, known alive, counted, counted roots, probing,
+   * leaving). A run on threads (experiments/sim/parallel/) adds up its partitions' sums and
+   * `load`s them into one tracker that `check`s the whole overlay.
+   */
+  get sums (): StabilitySums {
+    return [this.sumConnected, this.sumKnownAlive, this.counted, this.countedRoots, this.probing, this.leaving]
+  }
+
+  load (s: StabilitySums): void {
+    [this.sumConnected, this.sumKnownAlive, this.counted, this.countedRoots, this.probing, this.leaving] = s
   }
 
   /** A peer left or crashed: it counts for nothing any more. */
   forget (p: PeerStability): void {
+    this.changes++
     this.sumConnected -= p.connectedTrees
     p.connectedTrees = 0
     this.sumKnownAlive -= p.knownAlive

@@ -36,7 +36,8 @@ export class StreamTraffic {
   /** Streams forgotten at the bound before their end (their later traffic counts nowhere). */
   forgottenOpen = 0
 
-  constructor (private readonly bcasts: ReadonlyMap<string, BcastTrack>) {}
+  /** @param bcasts - the tracks by broadcast id (a partition of a run on threads counts its share of others' too) */
+  constructor (private readonly bcasts: { get (id: string): BcastTrack | undefined }) {}
 
   /** Peer `from` sends `msg` to peer `to`; `sizeBytes`: its wire size, if the caller has it. */
   account (from: number, to: number, msg: Message, sizeBytes?: number): void {
