@@ -43,6 +43,7 @@ describe('the simulator on threads (experiments/sim/parallel/)', () => {
       expect(a.totals.reductionsWrong + a.totals.reductionsIncomplete, s.name).toBe(0)
       expect(a.reductions.find((r) => r.collective !== undefined)?.collective?.callers, 'every peer called the collective').toBe(64)
       expect(a.stability.firstStableMs, s.name).not.toBeNull()
+      expect(a.simulatedMs, 'quiet soon after until (a collective ends at its root\'s partition only)').toBeLessThan(s.until + 1000)
       // Traffic counted in both partitions: a stable broadcast opens one stream per peer but its root.
       for (const b of a.broadcasts) expect(b.streams, b.id).toBeGreaterThanOrEqual(63)
       const b = await new ParallelSimulation(s, s.seed, 2).run()

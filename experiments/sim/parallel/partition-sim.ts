@@ -137,8 +137,9 @@ export class PartitionSim extends Simulation {
       const root = this.peers[this.byName.get(b.root) ?? -1]
       bcasts.push([b.id, 0, b.doneAtRootMs !== null || root?.status !== 'running'])
     }
+    // A collective's track is in every partition; only its root's ends it.
     let redsOpen = 0
-    for (const r of this.reds.values()) if (r.endMs === null) redsOpen++
+    for (const r of this.reds.values()) if (r.endMs === null && this.mine[this.byName.get(r.root) ?? -1] === 1) redsOpen++
     return { bcasts, redsOpen }
   }
 
