@@ -38,6 +38,8 @@ async function run (name: string, scenario: Scenario, showProgress: boolean, thr
       const sim = new ParallelSimulation(scenario, scenario.seed, threads)
       r = await sim.run(progress.onProgress)
       heapBytes = sim.stats.heapUsedBytes.reduce((a, b) => a + b, 0)
+      const st = sim.stats
+      console.error(`${name}: ${st.windows} windows, ${st.crossings} crossings, partitions busy ${st.busyMs.map((b) => (b / 1000).toFixed(1)).join(' and ')} s, critical path ${(st.criticalMs / 1000).toFixed(1)} s`)
     } else r = new Simulation(scenario).run(progress.onProgress)
   } finally { progress.done() }
   const wallS = (performance.now() - t0) / 1000
