@@ -24,6 +24,16 @@ describe('npm run bench', () => {
     expect(cells[9]).toBe('0')
   })
 
+  it('runs it on two threads too, saying so in the row and how the partitions went on stderr', async () => {
+    const r = await runScript(BENCH, ['scale', '--peers', '8', '--broadcasts', '3', '--threads', '2', '--no-progress'], 60_000)
+    expect(r.code, r.stderr).toBe(0)
+    const cells = (r.stdout.trim().split('\n')[2] ?? '').split('|').slice(1, -1).map((c) => c.trim())
+    expect(cells[0]).toBe('scale-8 on 2 threads')
+    expect(cells[7]).toBe('3/3 complete, 0 lost, 0 dup')
+    expect(cells[9]).toBe('0')
+    expect(r.stderr).toMatch(/scale-8 on 2 threads: \d+ windows, \d+ crossings, partitions busy [\d.]+ and [\d.]+ s, critical path [\d.]+ s/)
+  })
+
   it('refuses an unknown benchmark and a bad option, naming them', async () => {
     const unknown = await runScript(BENCH, ['no-such-bench'])
     expect(unknown.code).toBe(1)

@@ -4,6 +4,8 @@ import { Simulation } from '../experiments/sim/simulation.ts'
 import { ParallelSimulation } from '../experiments/sim/parallel/parallel-simulation.ts'
 import { mergeDeliveries } from '../experiments/sim/parallel/merge-results.ts'
 import { InvalidScenarioError, parseScenario, type Scenario } from '../experiments/sim/scenario.ts'
+import type { SimReport } from '../experiments/sim/report.ts'
+import { runScript } from './run-script.ts'
 
 const scenario = (name: string): Scenario => parseScenario(JSON.parse(readFileSync(new URL(`../experiments/scenarios/${name}.json`, import.meta.url), 'utf8')))
 
@@ -59,6 +61,29 @@ describe('the simulator on threads (experiments/sim/parallel/)', () => {
     expect(() => new ParallelSimulation(s, 1, 0)).toThrow(/threads must be an integer/)
     expect(() => new ParallelSimulation({ ...s, topology: { ...s.topology, interRttMs: 0 } }, 1, 2)).toThrow(/positive RTT/)
   })
+})
+
+describe('npm run sim -- --threads', () => {
+  const CLI = 'experiments/sim/cli.ts'
+  it('runs a scenario on two threads; the replay command it prints names them', async () => {
+    const r = await runScript(CLI, ['experiments/scenarios/stable-64.json', '--threads', '2', '--json', '--no-progress'], 120_000)
+    expect(r.code, r.stderr).toBe(0)
+    const report = JSON.parse(r.stdout) as SimReport
+    expect(report.totals.broadcastsComplete).toBe(2)
+    expect(report.replay).toBe('npm run --silent sim -- experiments/scenarios/stable-64.json --seed 1 --threads 2')
+  }, 120_000)
+
+  it('refuses, with exit code 2 and a reason, a schedule it does not take, too many threads, or a real network', async () => {
+    const churn = await runScript(CLI, ['experiments/scenarios/churn-64.json', '--threads', '2', '--no-progress'])
+    expect(churn.code).toBe(2)
+    expect(churn.stderr).toMatch(/does not take '(join|leave|crash)' actions yet/)
+    const many = await runScript(CLI, ['experiments/scenarios/stable-64.json', '--threads', '65'])
+    expect(many.code).toBe(2)
+    expect(many.stderr).toContain('threads must be an integer in 1..64')
+    const live = await runScript(CLI, ['experiments/scenarios/stable-64.json', '--threads', '2', '--network', 'libp2p'])
+    expect(live.code).toBe(2)
+    expect(live.stderr).toContain('--threads is for the simulator')
+  }, 120_000)
 })
 
 describe('merging the partitions\' deliveries', () => {
