@@ -14,7 +14,7 @@
 import { decodeMessage, encodeMessage } from '../../../overlay/codec.ts'
 import type { Output } from '../../../overlay/outputs.ts'
 import type { NetworkBorder } from '../network.ts'
-import type { BcastTrack, RedTrack } from '../report.ts'
+import type { BcastTrack, RedTrack, ReportInput } from '../report.ts'
 import type { Scenario } from '../scenario.ts'
 import type { Ev, SimPeer } from '../sim-peer.ts'
 import { Simulation } from '../simulation.ts'
@@ -36,23 +36,15 @@ export interface PartitionRecords { parents: number[], sums: Array<[number, Stab
 /** A delivery record as plain data. */
 export interface DeliveryPart { at: Int32Array, firstMs: Float64Array, delivered: number, duplicates: number, lastDeliveryMs: number }
 
-/** What a partition adds to the report at the end. */
-export interface PartitionResult {
+/** What a partition adds to the report at the end: its counts, and its shares of the tracks and deliveries. */
+export type PartitionResult = Pick<ReportInput, 'probes' | 'probesLight' | 'offers' | 'rejected' | 'net' | 'nowMs' | 'violations' | 'leavesTimedOut' | 'joinsFailed' | 'everStarted'> & {
   broadcasts: BcastTrack[]
+  /** Traffic counted here for broadcasts rooted in another partition. */
   shadows: BcastTrack[]
   reductions: RedTrack[]
   deliveries: Array<[string, DeliveryPart]>
+  /** Per virtual node, 1 if a live peer of this partition owns it. */
   owned: Uint8Array
-  probes: number
-  probesLight: number
-  offers: number
-  rejected: Record<string, number>
-  net: { messages: number, bytes: number, wanBytes: number }
-  nowMs: number
-  violations: string[]
-  leavesTimedOut: number
-  joinsFailed: number
-  everStarted: number
   running: number
   /** Set by the worker: ms spent in windows, heap in use at the end. */
   busyMs: number
