@@ -140,7 +140,7 @@ export class OwnershipEngine {
       const change = this.host.members.apply(f)
       if (change !== undefined) { changed = true; this.memberChanged(now, change) }
     }
-    if (changed) this.forwardToJoiners(now, from, msg)
+    if (changed && !this.host.isLeaving()) this.forwardToJoiners(now, from, msg)
     // To the claimer itself: a contact passes claims on to its recent joiners.
     if (msg.claim === true) for (const rec of msg.records) if (rec.owner !== this.host.self) this.answerClaim(rec.owner, rec)
   }
@@ -206,8 +206,9 @@ export class OwnershipEngine {
   onHandoffAck (from: PeerId): void { this.handoffsUnacked.acked(from); this.host.checkLeft() }
 
   /**
-   * A joiner's snapshot may miss facts its contact learns just after (a concurrent join, a
-   * crash): the contact passes such facts on for a while.
+   * A joiner's snapshot may miss facts its contact learns just after (a concurrent join, a crash): the contact passes them on for a while,
+   * not while it leaves (onFacts): members fan it no records then, and a take-over that a leaver's stale view told it alone as successor
+   * (a leaver claims nothing) its joiners re-homed to a peer that never knew, for good (migration-fuzz 146785, 162383). They sync at its close (join-announce `gone`).
    */
   private forwardToJoiners (now: number, from: PeerId, msg: FactsMessage): void {
     for (const [joiner, until] of this.recentJoiners) {

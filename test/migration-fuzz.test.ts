@@ -349,4 +349,13 @@ describe('ownership migrations under churn', () => {
   it('seed 126787 (a reduction start re-routed to a peer that had sent all its partial up)', () => {
     expect(trial(126787)).toBeNull()
   })
+
+  // Seed 146785: p5 left (its successor p6 crashed after acknowledging, the answer lost with it, so p5 drained on); p1 then handed [8,10)
+  // to the joiner j0 (v1000), and nobody fans records out to a leaver: p5's view kept p1 v0. When p1 crashed, p5 took [5,10) over for
+  // p2 at v1000 and told p2 alone, which had left too: p2 v1000 tied j0's record and won by peer id. p2, claiming nothing, passed it on to
+  // its recent joiner j1, which re-homed it to p3 (v1001) and named p3 for good. A leaving contact now passes nothing on to its joiners
+  // (test/join-announce). Seed 162383 is the same (p3's take-over of p2's [8,12) told to p5, passed on to j2, which named p6 for [10,12)).
+  it('seeds 146785 and 162383 (a leaver\'s stale take-over told to a leaving successor, passed on to its joiner)', () => {
+    expect([146785, 162383].map((s) => trial(s))).toEqual([null, null])
+  })
 })
