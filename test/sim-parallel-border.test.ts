@@ -7,7 +7,9 @@ import { Network, resolveTopology, type NetworkBorder, type TopologyInit } from 
  * The cut of a partitioned run (experiments/sim/parallel/): two networks, each owning one
  * cluster, exchanging at barriers what their borders exported, deliver every message at the
  * same virtual time as one network does. Lanes between the partitions keep their order at
- * the receiver's side (experiments/sim/lane-orders.ts).
+ * the receiver's side (experiments/sim/lane-orders.ts). (Two messages reaching one downlink
+ * at the very same instant may swap, the imported one being queued later: random times in
+ * quarter milliseconds make such ties all but impossible here.)
  */
 
 interface Send { atMs: number, from: number, to: number, sizeBytes: number, lane: number, id: number }

@@ -27,7 +27,9 @@ function busy (core?: Scenario['core']): Scenario {
 
 describe('the simulator on threads (experiments/sim/parallel/)', () => {
   it('on one thread gives the one-thread simulator\'s report byte for byte (the partition, records and merge add nothing)', async () => {
-    for (const s of [scenario('stable-64'), scenario('test-stable-broadcast'), busy()]) {
+    // The last: a 1 MB broadcast still under way at `until` (the run drains past it, stopping where one thread stops).
+    const t = scenario('test-stable-broadcast')
+    for (const s of [scenario('stable-64'), t, busy(), { ...t, until: 4502, schedule: t.schedule.slice(0, 3) }]) {
       const one = JSON.stringify(new Simulation(s).run())
       const par = JSON.stringify(await new ParallelSimulation(s, s.seed, 1).run())
       expect(par, s.name).toBe(one)
@@ -52,6 +54,20 @@ describe('the simulator on threads (experiments/sim/parallel/)', () => {
       expect(JSON.stringify(b), 'a run is a function of scenario, seed and threads').toBe(JSON.stringify(a))
     }
   }, 120_000)
+
+  it('on two threads stops where the run is quiet, and counts each broadcast\'s traffic once, acknowledgements across partitions included', async () => {
+    const s = scenario('test-stable-broadcast')
+    const one = new Simulation(s).run()
+    const two = await new ParallelSimulation(s, s.seed, 2).run()
+    expect(two.simulatedMs, 'quiet at until, as on one thread').toBe(one.simulatedMs)
+    expect(two.violations).toEqual([])
+    for (const b of two.broadcasts.filter((x) => x.bytes === 1)) {
+      // 12 peers in three clusters, stable trees: a chunk and an acknowledgement per tree edge.
+      expect(b.streams, b.id).toBe(11)
+      expect(b.messages, b.id).toBe(22)
+    }
+    expect(two.broadcasts.map((b) => b.bytesSent), 'the same bytes as on one thread (the same stable trees)').toEqual(one.broadcasts.map((b) => b.bytesSent))
+  }, 60_000)
 
   it('refuses what it does not take yet, by name', () => {
     const s = scenario('stable-64')

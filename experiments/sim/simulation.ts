@@ -115,7 +115,7 @@ export class Simulation {
   }
 
   /** Every broadcast delivered everywhere and acknowledged at its root (if it runs), every reduction ended. */
-  private quiet (): boolean {
+  protected quiet (): boolean {
     for (const b of this.bcasts.values()) {
       if (this.checker.deliveries.get(b.id)?.delivered !== this.vnodes) return false
       if (b.doneAtRootMs === null && this.peers[this.byName.get(b.root) ?? -1]?.status === 'running') return false

@@ -36,8 +36,30 @@ export class StreamTraffic {
   /** Streams forgotten at the bound before their end (their later traffic counts nowhere). */
   forgottenOpen = 0
 
-  /** @param bcasts - the tracks by broadcast id (a partition of a run on threads counts its share of others' too) */
-  constructor (private readonly bcasts: { get (id: string): BcastTrack | undefined }) {}
+  /**
+   * @param bcasts - the tracks by broadcast id (a partition of a run on threads counts its share of others' too)
+   * @param isRemote - a peer another partition of a run on threads simulates: its
+   *   acknowledgements and holds are counted there (see `opened`), so a stream to it ends here
+   *   with its last chunk
+   */
+  constructor (private readonly bcasts: { get (id: string): BcastTrack | undefined }, private readonly isRemote: (peer: number) => boolean = () => false) {}
+
+  /**
+   * A run on threads: stream `msg.stream` of `from`, simulated in another partition, was
+   * opened to a peer of this one (the open is counted there). Remembered so that the
+   * receiver's acknowledgement and holds, sent here, count towards its broadcast.
+   */
+  opened (from: number, msg: Extract<Message, { t: 'chunk' }>): void {
+    if (msg.open !== undefined) this.remember(from, msg.stream, { track: this.bcasts.get(msg.open.id), left: 0, acked: false })
+  }
+
+  /** Stream `stream` of `from` is under way (the sender's oldest forgotten at the bound). */
+  private remember (from: number, stream: number, s: OpenStream): void {
+    let open = this.streams[from]
+    if (open === undefined) { open = new Map(); this.streams[from] = open }
+    if (open.size >= MAX_STREAMS_PER_SENDER && !open.has(stream)) { open.delete(open.keys().next().value as number); this.forgottenOpen++ }
+    open.set(stream, s)
+  }
 
   /** Peer `from` sends `msg` to peer `to`; `sizeBytes`: its wire size, if the caller has it. */
   account (from: number, to: number, msg: Message, sizeBytes?: number): void {
@@ -45,10 +67,9 @@ export class StreamTraffic {
     if (msg.t === 'chunk') {
       if (msg.open !== undefined) {
         b = this.bcasts.get(msg.open.id)
-        let open = this.streams[from]
-        if (open === undefined) { open = new Map(); this.streams[from] = open }
-        if (open.size >= MAX_STREAMS_PER_SENDER && !open.has(msg.stream)) { open.delete(open.keys().next().value as number); this.forgottenOpen++ }
-        open.set(msg.stream, { track: b, left: Math.max(0, streamChunkCount(msg.open) - 1), acked: false })
+        const left = Math.max(0, streamChunkCount(msg.open) - 1)
+        const remote = this.isRemote(to)
+        if (!remote || left > 0) this.remember(from, msg.stream, { track: b, left, acked: remote })
         if (b !== undefined) {
           b.streams++
           b.stripes = Math.max(b.stripes, msg.open.stripes ?? 1)

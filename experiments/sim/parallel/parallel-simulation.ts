@@ -114,22 +114,27 @@ export class ParallelSimulation {
     try {
       let replies = await ask(() => ({ t: 'start' }))
       let { inbound, next } = route(replies)
-      let quiet = false
+      // Whether the run is quiet in the state the last window left (known once a window reached `until`).
+      let quiet: boolean | undefined
       for (let n = 1; next !== undefined; n++) {
-        this.stats.windows++
         if (progress !== undefined && (n & 0x3ff) === 0) progress(next, until)
-        let endMs: number
-        if (next <= until) endMs = Math.min(next + this.lookaheadMs, until)
-        else if (next > hardStop || quiet) break
-        else endMs = Math.min(next + this.lookaheadMs, hardStop)
+        // As the one-thread loop, past `until` stop at the first event at which the run is quiet:
+        // nothing happens between windows, so the state after the last one is the state then.
+        if (next > until) quiet ??= this.quiet((await ask(() => ({ t: 'quiet' }))).map((r) => r.quiet as QuietPart))
+        if (next > until && (next > hardStop || quiet === true)) break
+        this.stats.windows++
+        const endMs = next <= until ? Math.min(next + this.lookaheadMs, until) : Math.min(next + this.lookaheadMs, hardStop)
         const inclusive = endMs === until || endMs === hardStop
         const wantQuiet = endMs >= until
-        const asked = ask((i) => ({ t: 'window', crossings: inbound[i] as Crossing[], endMs, inclusive, quiet: wantQuiet }))
+        // One partition is the whole run: it checks quiet before each event past `until` itself.
+        const untilMs = this.threads === 1 ? until : undefined
+        const asked = ask((i) => ({ t: 'window', crossings: inbound[i] as Crossing[], endMs, inclusive, quiet: wantQuiet, ...(untilMs !== undefined ? { untilMs } : {}) }))
+        asked.catch(() => {}) // awaited below; a replay that throws must not leave it unhandled
         replay(replies)
         replies = await asked
         this.stats.criticalMs += Math.max(...replies.map((r) => r.busy ?? 0))
         ;({ inbound, next } = route(replies))
-        quiet = wantQuiet && this.quiet(replies.map((r) => r.quiet as QuietPart))
+        quiet = wantQuiet ? this.quiet(replies.map((r) => r.quiet as QuietPart)) : undefined
       }
       replay(replies)
       const results = (await ask(() => ({ t: 'finish' }))).map((r) => r.result as PartitionResult)
@@ -194,9 +199,17 @@ export class ParallelSimulation {
 
   private report (results: PartitionResult[], nowMs: number, parents: Checker, stability: Stability): SimReport {
     const first = results[0] as PartitionResult
-    const rootPart = (root: string): number => partitionOf(this.topology.clusterOf(Number(root.slice(1))), this.threads)
+    const index = new Map(Array.from({ length: this.topology.peerCount }, (_, i) => [peerName(i), i]))
+    const rootPart = (root: string): number => partitionOf(this.topology.clusterOf(index.get(root) ?? 0), this.threads)
     const owned = new Uint8Array(this.vnodes)
-    for (const r of results) r.owned.forEach((o, v) => { if (o === 1) owned[v] = 1 })
+    const owners: string[] = []
+    for (const r of results) {
+      r.owned.forEach((o, v) => {
+        if (o !== 1) return
+        if (owned[v] === 1 && owners.length < 100) owners.push(`t=${nowMs.toFixed(3)}ms virtual node ${v} owned by live peers of two partitions`)
+        owned[v] = 1
+      })
+    }
     const rejected: Record<string, number> = {}
     for (const r of results) for (const [k, v] of Object.entries(r.rejected)) rejected[k] = (rejected[k] ?? 0) + v
     const sum = (f: (r: PartitionResult) => number): number => results.reduce((a, r) => a + f(r), 0)
@@ -223,9 +236,8 @@ export class ParallelSimulation {
       joinsFailed: sum((r) => r.joinsFailed),
       firstStableMs: stability.firstStableMs,
       repairs: stability.repairs,
-      violations: [...results.flatMap((r) => r.violations), ...violations, ...parents.violations]
+      violations: [...results.flatMap((r) => r.violations), ...violations, ...owners, ...parents.violations]
     })
   }
 }
 
-export { peerName }

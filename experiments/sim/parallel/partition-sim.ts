@@ -71,7 +71,7 @@ export class PartitionSim extends Simulation {
     this.mine = new Uint8Array(this.topology.peerCount)
     for (let i = 0; i < this.topology.peerCount; i++) this.mine[i] = partitionOf(this.topology.clusterOf(i), count) === index ? 1 : 0
     // Traffic of broadcasts rooted elsewhere counts on a shadow track, added to the real one at the end.
-    this.traffic = new StreamTraffic({ get: (id) => this.bcasts.get(id) ?? this.shadowOf(id) })
+    this.traffic = new StreamTraffic({ get: (id) => this.bcasts.get(id) ?? this.shadowOf(id) }, (peer) => this.mine[peer] === 0)
     const border: NetworkBorder<Ev> = {
       isRemote: (peer) => this.mine[peer] === 0,
       nextSeq: () => this.seq++,
@@ -91,6 +91,7 @@ export class PartitionSim extends Simulation {
   /** Takes what crossed from other partitions, in the order they exported it. */
   importCrossings (crossings: readonly Crossing[]): void {
     for (const c of crossings) {
+      if (c.lane < 0 || c.lane > 15) throw new RangeError(`crossing: lane must be an integer in 0..15, got ${c.lane}`)
       switch (c.k) {
         case ANNOUNCE: this.net.importAnnounce(this.now, c.from, c.to, c.lane, c.seq); break
         case BULK: this.net.importBulk(this.now, c.t, c.from, c.to, c.lane, c.seq, c.sizeBytes, this.arrival(c)); break
@@ -101,11 +102,16 @@ export class PartitionSim extends Simulation {
     }
   }
 
-  /** Runs the events before `endMs` (and at it, with `inclusive`); returns the time of the next one. */
-  runWindow (endMs: number, inclusive: boolean): number | undefined {
+  /**
+   * Runs the events before `endMs` (and at it, with `inclusive`); returns the time of the
+   * next one. With `untilMs` (a partition that is the whole run), it stops, as the one-thread
+   * loop does, before the first event past `untilMs` at which the run is quiet.
+   */
+  runWindow (endMs: number, inclusive: boolean, untilMs?: number): number | undefined {
     for (;;) {
       const t = this.queue.peekTime()
       if (t === undefined || t > endMs || (t === endMs && !inclusive)) return t
+      if (untilMs !== undefined && t > untilMs && this.quiet()) return t
       this.now = t
       this.dispatch(this.queue.popItem())
     }
@@ -183,7 +189,10 @@ export class PartitionSim extends Simulation {
   }
 
   private arrival (c: Crossing): Ev {
-    return { k: 'msg', from: this.peers[c.from] as SimPeer, to: c.to, msg: decodeMessage(c.msg as Uint8Array), incarnation: c.incarnation }
+    const msg = decodeMessage(c.msg as Uint8Array)
+    // Its acknowledgement and holds are sent (and counted) here: they need to know the stream.
+    if (msg.t === 'chunk' && msg.open !== undefined) this.traffic.opened(c.from, msg)
+    return { k: 'msg', from: this.peers[c.from] as SimPeer, to: c.to, msg, incarnation: c.incarnation }
   }
 
   private shadowOf (id: string): BcastTrack {

@@ -9,7 +9,8 @@ import type { Scenario } from '../scenario.ts'
 /** An order from the coordinator. */
 export type PartitionOrder =
   | { t: 'start' }
-  | { t: 'window', crossings: Crossing[], endMs: number, inclusive: boolean, quiet: boolean }
+  | { t: 'window', crossings: Crossing[], endMs: number, inclusive: boolean, quiet: boolean, untilMs?: number }
+  | { t: 'quiet' }
   | { t: 'finish' }
 
 const port = parentPort
@@ -28,13 +29,16 @@ port.on('message', (order: PartitionOrder) => {
         return
       case 'window': {
         sim.importCrossings(order.crossings)
-        const next = sim.runWindow(order.endMs, order.inclusive)
+        const next = sim.runWindow(order.endMs, order.inclusive, order.untilMs)
         const crossings = sim.takeExports()
         const busy = performance.now() - t0
         busyMs += busy
         port.postMessage({ next, crossings, records: sim.takeRecords(), quiet: order.quiet ? sim.quietPart() : undefined, busy })
         return
       }
+      case 'quiet':
+        port.postMessage({ quiet: sim.quietPart() })
+        return
       case 'finish':
         port.postMessage({ result: { ...sim.result(), busyMs, heapUsedBytes: process.memoryUsage().heapUsed } })
     }
